@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Local Kafka and PostgreSQL for tests and local runs, without Docker.
+#
+#   docker/local/services.sh up      start what is needed (idempotent), print the env to use
+#   docker/local/services.sh down    stop what this script started
+#   docker/local/services.sh status  say what runs
+#   docker/local/services.sh run CMD...  `up` when KAFKA_BROKERS / DATABASE_URL are unset, then CMD
+#
+# Kafka 4.1 (single node, KRaft broker+controller) runs from jars that Maven resolves from
+# docker/local/pom.xml. PostgreSQL comes from the Debian binaries: as root through
+# pg_ctlcluster, as another user through initdb into a project folder. Data and logs live
+# under .local/ (git-ignored), or SLUICE_LOCAL_DIR.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+LOCAL_DIR="${SLUICE_LOCAL_DIR:-$ROOT/.local}"
+KAFKA_PORT="${SLUICE_LOCAL_KAFKA_PORT:-9092}"
+KAFKA_CONTROLLER_PORT="${SLUICE_LOCAL_KAFKA_CONTROLLER_PORT:-9093}"
+PG_PORT="${SLUICE_LOCAL_PG_PORT:-5432}"
+PG_VERSION="${SLUICE_LOCAL_PG_VERSION:-15}"
+KAFKA_READY_SECONDS=90
+
+KAFKA_DIR="$LOCAL_DIR/kafka"
+PG_DIR="$LOCAL_DIR/postgres"
+LOCAL_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
+LOCAL_DATABASE_URL="postgres://sluice:sluice@127.0.0.1:$PG_PORT/sluice"
+
+log() { echo "[services] $*" >&2; }
+fail() {
+  echo "[services] error: $*" >&2
+  echo "[services] to use services you already run instead, set KAFKA_BROKERS (host:port,...) and/or DATABASE_URL (postgres://...)." >&2
+  exit 1
+}
+
+# ---------------------------------------------------------------- Kafka
+
+require_java_and_maven() {
+  command -v java >/dev/null || fail "Java 17 or newer is missing (Debian: apt-get install openjdk-17-jre-headless)."
+  local major
+  major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
+  [[ -n "$major" && "$major" -ge 17 ]] || fail "Java 17 or newer is needed for Kafka 4.1; found specification version '${major:-unknown}'."
+  command -v mvn >/dev/null || fail "Maven is missing; it resolves the Kafka jars (Debian: apt-get install maven)."
+}
+
+kafka_pid() {
+  local pid
+  pid="$(cat "$KAFKA_DIR/kafka.pid" 2>/dev/null || true)"
+  if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
+}
+
+# Resolves the jars once per version of the POM (a stamp records which one).
+kafka_jars() {
+  local stamp="$KAFKA_DIR/libs/.pom.sha256" want
+  want="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1)"
+  if [[ "$(cat "$stamp" 2>/dev/null || true)" == "$want" ]]; then return; fi
+  log "resolving Kafka jars with Maven (first run only)"
+  rm -rf "$KAFKA_DIR/libs"
+  mvn -q -B -f "$HERE/pom.xml" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$KAFKA_DIR/libs" >&2 ||
+    fail "Maven could not resolve the Kafka jars (see the output above)."
+  echo "$want" >"$stamp"
+}
+
+kafka_java() { java -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" "$@"; }
+
+kafka_config() {
+  mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
+  sed -e "s#@DATA_DIR@#$KAFKA_DIR/data#" \
+    -e "s#@PORT@#$KAFKA_PORT#g" \
+    -e "s#@CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
+    "$HERE/server.properties" >"$KAFKA_DIR/server.properties"
+  if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
+    log "formatting Kafka storage"
+    kafka_java kafka.tools.StorageTool format --ignore-formatted \
+      -t "$(kafka_java kafka.tools.StorageTool random-uuid)" \
+      -c "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
+      fail "formatting Kafka storage failed; see $KAFKA_DIR/logs/format.log"
+  fi
+}
+
+# A real protocol round trip: ClusterTool asks the broker for its cluster id.
+kafka_answers() {
+  timeout 20 java -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
+    org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "$LOCAL_KAFKA_BROKERS" >/dev/null 2>&1
+}
+
+kafka_up() {
+  if [[ -n "$(kafka_pid)" ]]; then log "Kafka already running at $LOCAL_KAFKA_BROKERS"; return; fi
+  require_java_and_maven
+  if (exec 3<>"/dev/tcp/127.0.0.1/$KAFKA_PORT") 2>/dev/null; then
+    fail "port $KAFKA_PORT is taken by another program; stop it, or set SLUICE_LOCAL_KAFKA_PORT."
+  fi
+  kafka_jars
+  kafka_config
+  local started=$SECONDS
+  log "starting Kafka at $LOCAL_KAFKA_BROKERS (logs: $KAFKA_DIR/logs)"
+  KAFKA_HEAP_OPTS="" nohup java -Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true \
+    -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
+    -Dkafka.logs.dir="$KAFKA_DIR/logs" \
+    kafka.Kafka "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/logs/kafka.out" 2>&1 &
+  echo $! >"$KAFKA_DIR/kafka.pid"
+  until kafka_answers; do
+    [[ -n "$(kafka_pid)" ]] || fail "Kafka exited during start-up; see $KAFKA_DIR/logs/kafka.out"
+    ((SECONDS - started < KAFKA_READY_SECONDS)) || fail "Kafka did not answer within ${KAFKA_READY_SECONDS}s; see $KAFKA_DIR/logs/kafka.out"
+    sleep 0.5
+  done
+  log "Kafka ready in $((SECONDS - started))s"
+}
+
+kafka_down() {
+  local pid
+  pid="$(kafka_pid)"
+  if [[ -z "$pid" ]]; then log "Kafka not running"; return; fi
+  log "stopping Kafka (pid $pid)"
+  kill "$pid"
+  for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fi
+  rm -f "$KAFKA_DIR/kafka.pid"
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+
+pg_bin() {
+  local dir="/usr/lib/postgresql/$PG_VERSION/bin"
+  [[ -x "$dir/postgres" ]] || fail "PostgreSQL $PG_VERSION binaries are missing in $dir (Debian: apt-get install postgresql-$PG_VERSION)."
+  echo "$dir"
+}
+
+pg_answers() { "$(pg_bin)/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; }
+
+# Creates the sluice role (allowed to create databases, so tests can make their own) and database.
+pg_create_role_and_db() {
+  local psql=("$@")
+  if [[ "$("${psql[@]}" -tAc "SELECT 1 FROM pg_roles WHERE rolname = 'sluice'")" != "1" ]]; then
+    "${psql[@]}" -qc "CREATE ROLE sluice LOGIN CREATEDB PASSWORD 'sluice'"
+  fi
+  if [[ "$("${psql[@]}" -tAc "SELECT 1 FROM pg_database WHERE datname = 'sluice'")" != "1" ]]; then
+    "${psql[@]}" -qc "CREATE DATABASE sluice OWNER sluice"
+  fi
+}
+
+pg_up_as_root() {
+  command -v pg_ctlcluster >/dev/null || fail "pg_ctlcluster is missing (Debian: apt-get install postgresql-common postgresql-$PG_VERSION)."
+  if ! pg_lsclusters -h | awk -v v="$PG_VERSION" '$1 == v && $2 == "main"' | grep -q .; then
+    log "creating PostgreSQL cluster $PG_VERSION/main on port $PG_PORT"
+    pg_createcluster -p "$PG_PORT" "$PG_VERSION" main >&2
+  fi
+  local port
+  port="$(pg_lsclusters -h | awk -v v="$PG_VERSION" '$1 == v && $2 == "main" { print $3 }')"
+  [[ "$port" == "$PG_PORT" ]] || fail "cluster $PG_VERSION/main listens on port $port, not $PG_PORT; set SLUICE_LOCAL_PG_PORT=$port."
+  if ! pg_answers; then
+    log "starting PostgreSQL cluster $PG_VERSION/main"
+    pg_ctlcluster "$PG_VERSION" main start
+  fi
+  pg_create_role_and_db runuser -u postgres -- psql -p "$PG_PORT" -X -d postgres
+}
+
+pg_up_as_user() {
+  local bin
+  bin="$(pg_bin)"
+  mkdir -p "$PG_DIR"
+  if [[ ! -f "$PG_DIR/data/PG_VERSION" ]]; then
+    log "initialising PostgreSQL in $PG_DIR/data"
+    "$bin/initdb" -D "$PG_DIR/data" -U postgres -A trust -E UTF8 --no-locale >"$PG_DIR/initdb.log" 2>&1 ||
+      fail "initdb failed; see $PG_DIR/initdb.log"
+  fi
+  if ! pg_answers; then
+    log "starting PostgreSQL from $PG_DIR/data"
+    "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w \
+      -o "-p $PG_PORT -k $PG_DIR -c listen_addresses=127.0.0.1" start >&2 ||
+      fail "PostgreSQL did not start; see $PG_DIR/postgres.log"
+  fi
+  pg_create_role_and_db "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -X -d postgres
+}
+
+pg_up() {
+  if [[ "$(id -u)" == "0" ]]; then pg_up_as_root; else pg_up_as_user; fi
+  log "PostgreSQL ready at 127.0.0.1:$PG_PORT"
+}
+
+pg_down() {
+  if [[ "$(id -u)" == "0" ]]; then
+    pg_ctlcluster "$PG_VERSION" main stop 2>/dev/null || log "PostgreSQL not running"
+  elif [[ -f "$PG_DIR/data/postmaster.pid" ]]; then
+    "$(pg_bin)/pg_ctl" -D "$PG_DIR/data" -m fast stop >&2
+  else
+    log "PostgreSQL not running"
+  fi
+}
+
+# ---------------------------------------------------------------- commands
+
+up() {
+  if [[ -z "${KAFKA_BROKERS:-}" ]]; then kafka_up; fi
+  if [[ -z "${DATABASE_URL:-}" ]]; then pg_up; fi
+  echo "KAFKA_BROKERS=${KAFKA_BROKERS:-$LOCAL_KAFKA_BROKERS}"
+  echo "DATABASE_URL=${DATABASE_URL:-$LOCAL_DATABASE_URL}"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) kafka_down; pg_down ;;
+  status)
+    if [[ -n "$(kafka_pid)" ]]; then echo "kafka: running at $LOCAL_KAFKA_BROKERS"; else echo "kafka: stopped"; fi
+    if pg_answers; then echo "postgres: running at 127.0.0.1:$PG_PORT"; else echo "postgres: stopped"; fi
+    ;;
+  run)
+    shift
+    [[ $# -gt 0 ]] || fail "usage: $0 run COMMAND [ARGS...]"
+    up >/dev/null
+    export KAFKA_BROKERS="${KAFKA_BROKERS:-$LOCAL_KAFKA_BROKERS}"
+    export DATABASE_URL="${DATABASE_URL:-$LOCAL_DATABASE_URL}"
+    exec "$@"
+    ;;
+  *) echo "usage: $0 up|down|status|run COMMAND..." >&2; exit 2 ;;
+esac

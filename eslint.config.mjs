@@ -1,0 +1,45 @@
+// @ts-check
+import eslint from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.local/', 'coverage/', 'libs/analytics-go/', '*.config.{js,mjs}'] },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  prettier,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      // Config classes annotate types so decorator metadata can convert environment strings.
+      '@typescript-eslint/no-inferrable-types': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@app/*/*'], message: 'Import a lib only through its index, as @app/<lib>.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Only libs/kafka talks to the Kafka client.
+    files: ['apps/**/*.ts', 'libs/!(kafka)/**/*.ts', 'test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'kafkajs', message: 'Use @app/kafka; it is the only code that imports kafkajs.' }],
+          patterns: [
+            { group: ['@app/*/*'], message: 'Import a lib only through its index, as @app/<lib>.' },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,3 @@
+export * from './base.env';
+export * from './common';
+export * from './env';

@@ -1,0 +1,30 @@
+/**
+ * Kafka header names, defined once. Routing facts travel in headers so that no consumer
+ * after ingest has to parse a record's body (DESIGN.md section 2).
+ */
+export const HEADER = {
+  /** Why a record was rejected or dead-lettered (a stable code). */
+  reason: 'reason',
+  /** The source a call belongs to. */
+  sourceId: 'sluice-source-id',
+  /** The call type: track, page, screen, identify, group, alias or delete. */
+  callType: 'sluice-call-type',
+  /** The call's messageId. */
+  messageId: 'sluice-message-id',
+  /** Integrations verdicts read at ingest (JSON). */
+  integrations: 'sluice-integrations',
+  /** The destination a delivery is for. */
+  destinationId: 'sluice-destination-id',
+  /** The attempt about to be made (1 for the first). */
+  attempt: 'sluice-attempt',
+  /** When the first attempt was made, epoch milliseconds. */
+  firstAttemptAt: 'sluice-first-attempt-at',
+  /** When a record may be handled, epoch milliseconds; consumers pause until then. */
+  dueAt: 'sluice-due-at',
+  /** The webhook ids a retry still covers (comma-separated). */
+  webhookIds: 'sluice-webhook-ids',
+  /** The HTTP status of the last attempt, when there was one. */
+  lastStatus: 'sluice-last-status',
+} as const;
+
+export type HeaderKey = keyof typeof HEADER;

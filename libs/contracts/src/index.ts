@@ -1,0 +1,4 @@
+export * from './calls';
+export * from './headers';
+export * from './limits';
+export * from './topics';

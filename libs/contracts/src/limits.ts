@@ -1,0 +1,11 @@
+/** The most bytes one call's UTF-8 JSON may have (32 KB). */
+export const MAX_CALL_BYTES = 32_768;
+
+/** The most bytes a request body may have after inflating (500 KB). */
+export const MAX_REQUEST_BYTES = 512_000;
+
+/** The most webhook URLs one destination may have. */
+export const MAX_WEBHOOKS_PER_DESTINATION = 5;
+
+/** The most static headers one webhook entry may have. */
+export const MAX_HEADERS_PER_WEBHOOK = 5;
