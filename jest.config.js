@@ -34,8 +34,18 @@ const shared = {
 module.exports = {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
-    { ...shared, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.spec.ts'] },
-    { ...shared, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/jest-setup.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/jest-setup.ts'],
+    },
   ],
   maxWorkers: 2,
 };

@@ -1,0 +1,74 @@
+import { Logger } from '@nestjs/common';
+import { Admin, Kafka, logCreator, logLevel, Partitioners, Producer } from 'kafkajs';
+
+import { KafkaConnectionOptions } from './kafka.options';
+
+/** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
+const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'debug',
+  [logLevel.DEBUG]: 'debug',
+};
+
+const logToNest: logCreator = () => {
+  const logger = new Logger('Kafka');
+  return ({ namespace, log }) => {
+    const { message, error } = log;
+    const text = `${namespace}: ${message}${error ? ` (${String(error)})` : ''}`;
+    logger[LEVELS[log.level as number] ?? 'debug'](text);
+  };
+};
+
+/**
+ * One connection setting for an app: makes the kafkajs clients the rest of this lib uses,
+ * and maps logical topic names to the deployment's real ones.
+ */
+export class KafkaConnection {
+  private readonly kafka: Kafka;
+
+  constructor(readonly options: KafkaConnectionOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      logLevel: logLevel.WARN,
+      logCreator: logToNest,
+      connectionTimeout: 3_000,
+      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5_000 },
+    });
+  }
+
+  /** The topic name on the cluster for a logical name. */
+  topic(name: string): string {
+    return `${this.options.topicPrefix}${name}`;
+  }
+
+  /** The logical name for a topic name on the cluster, or undefined when not ours. */
+  logicalTopic(name: string): string | undefined {
+    const prefix = this.options.topicPrefix;
+    return name.startsWith(prefix) ? name.slice(prefix.length) : undefined;
+  }
+
+  /**
+   * An idempotent producer (acks from all in-sync replicas, one request in flight) with the
+   * Java client's murmur2 partitioner, so a key lands where other Kafka clients put it.
+   */
+  producer(): Producer {
+    return this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+  }
+
+  /** An admin client; `retries` bounds how long a failing call keeps trying. */
+  admin(retries = 5): Admin {
+    return this.kafka.admin({ retry: { initialRetryTime: 100, retries, maxRetryTime: 2_000 } });
+  }
+
+  /** The underlying client, for the transport's consumer. */
+  client(): Kafka {
+    return this.kafka;
+  }
+}

@@ -1,0 +1,40 @@
+/** A record to produce. The topic is the logical name; the deployment prefix is added on send. */
+export interface OutgoingRecord {
+  readonly topic: string;
+  readonly key?: string | Buffer | null;
+  readonly value: string | Buffer;
+  readonly headers?: Readonly<Record<string, string | Buffer>>;
+  /** An explicit partition; by default the key's hash chooses one. */
+  readonly partition?: number;
+}
+
+/** A consumed record, as handlers see it. `topic` is the logical name (prefix removed). */
+export interface IncomingRecord {
+  readonly topic: string;
+  readonly partition: number;
+  /** Kafka offsets are 64-bit; kept as decimal strings. */
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, Buffer | undefined>>;
+  /** Broker or producer timestamp, epoch milliseconds. */
+  readonly timestamp: number;
+}
+
+/** A header's value as UTF-8 text, or undefined when absent. */
+export function headerText(record: IncomingRecord, name: string): string | undefined {
+  return record.headers[name]?.toString('utf8');
+}
+
+/** Lowercase names of a header map, values as Buffers. */
+export function normalizeHeaders(
+  raw: Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>> | undefined,
+): Record<string, Buffer | undefined> {
+  const headers: Record<string, Buffer | undefined> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    // A repeated header keeps its last value: Sluice never repeats one.
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    headers[name] = last === undefined ? undefined : Buffer.from(last);
+  }
+  return headers;
+}

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+
+/** The broker and database the tests use; `npm test` starts local ones when unset. */
+export function serviceEnv(): { kafkaBrokers: string[]; databaseUrl: string } {
+  const brokers = process.env.KAFKA_BROKERS;
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!brokers || !databaseUrl) {
+    throw new Error('KAFKA_BROKERS and DATABASE_URL must be set: run the tests with `npm test`');
+  }
+  return { kafkaBrokers: brokers.split(','), databaseUrl };
+}
+
+/** A topic prefix no other test uses, so each test has topics of its own. */
+export function uniquePrefix(label: string): string {
+  return `t-${label}-${randomBytes(4).toString('hex')}.`;
+}
+
+/**
+ * Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`.
+ * Tests wait with this, never with fixed sleeps.
+ */
+export async function eventually<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,151 @@
+import { INestMicroservice } from '@nestjs/common';
+
+import { HEADER } from '@app/contracts';
+import { BatchProducer, IncomingRecord, KafkaConnection, TopicAdmin } from '@app/kafka';
+
+import { eventually, serviceEnv, uniquePrefix } from '../../helpers/services';
+import { startConsumerApp, TEST_TOPIC } from './consumer-app';
+
+const RETENTION_MS = 3_600_000;
+
+interface Harness {
+  connection: KafkaConnection;
+  admin: TopicAdmin;
+  producer: BatchProducer;
+}
+
+async function harness(label: string, partitions: number): Promise<Harness> {
+  const connection = new KafkaConnection({
+    brokers: serviceEnv().kafkaBrokers,
+    clientId: `it-${label}`,
+    topicPrefix: uniquePrefix(label),
+  });
+  const admin = new TopicAdmin(connection);
+  await admin.connect();
+  await admin.ensureTopics([
+    { name: TEST_TOPIC, partitions, replicationFactor: -1, retentionMs: RETENTION_MS },
+  ]);
+  const producer = new BatchProducer(connection);
+  await producer.connect();
+  return { connection, admin, producer };
+}
+
+describe('Kafka lib against the real broker', () => {
+  const apps: INestMicroservice[] = [];
+  let h: Harness | undefined;
+
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+    await h?.producer.disconnect();
+    await h?.admin.disconnect();
+    h = undefined;
+  });
+
+  it('round-trips records with keys and headers through an @EventPattern handler', async () => {
+    h = await harness('roundtrip', 2);
+    const received: IncomingRecord[] = [];
+    apps.push(await startConsumerApp(h.connection, 'g-roundtrip', (r) => void received.push(r)));
+    await h.producer.send(
+      ['a', 'b', 'c'].map((id) => ({
+        topic: TEST_TOPIC,
+        key: `src-1:${id}`,
+        value: JSON.stringify({ id }),
+        headers: { [HEADER.messageId]: `m-${id}`, [HEADER.sourceId]: 'src-1' },
+      })),
+    );
+    await eventually(() => (received.length === 3 ? true : undefined), 20_000, '3 records');
+    const byId = new Map(received.map((r) => [JSON.parse(r.value!.toString()).id as string, r]));
+    expect([...byId.keys()].sort()).toEqual(['a', 'b', 'c']);
+    const b = byId.get('b')!;
+    expect(b.topic).toBe(TEST_TOPIC);
+    expect(b.key?.toString()).toBe('src-1:b');
+    expect(b.headers[HEADER.messageId]?.toString()).toBe('m-b');
+    expect(b.headers[HEADER.sourceId]?.toString()).toBe('src-1');
+  });
+
+  it('gathers concurrent sends into few produce requests and acknowledges each', async () => {
+    h = await harness('batching', 1);
+    const sends = Array.from({ length: 200 }, (_, i) =>
+      h!.producer.send([{ topic: TEST_TOPIC, key: `k${i % 7}`, value: String(i) }]),
+    );
+    await expect(Promise.all(sends)).resolves.toHaveLength(200);
+    const seen = new Set<string>();
+    apps.push(await startConsumerApp(h.connection, 'g-batching', (r) => void seen.add(r.value!.toString())));
+    await eventually(() => (seen.size === 200 ? true : undefined), 20_000, '200 records');
+  });
+
+  it('leaves the offset of a failed record uncommitted, so the group consumes it again', async () => {
+    h = await harness('redeliver', 1);
+    await h.producer.send(
+      ['ok-1', 'boom', 'ok-2'].map((v) => ({ topic: TEST_TOPIC, key: 'same-user', value: v })),
+    );
+    const firstSeen: string[] = [];
+    const first = await startConsumerApp(h.connection, 'g-redeliver', (r) => {
+      const value = r.value!.toString();
+      firstSeen.push(value);
+      if (value === 'boom') throw new Error('simulated infrastructure fault');
+    });
+    // The failing record is retried after the back-off, so it is seen at least twice.
+    await eventually(() => (firstSeen.filter((v) => v === 'boom').length >= 2 ? true : undefined));
+    await first.close();
+    expect(firstSeen).not.toContain('ok-2'); // same key: stays behind the failing record
+
+    const secondSeen: string[] = [];
+    apps.push(
+      await startConsumerApp(h.connection, 'g-redeliver', (r) => void secondSeen.push(r.value!.toString())),
+    );
+    await eventually(() => (secondSeen.length === 2 ? true : undefined), 20_000, 'redelivery');
+    expect(secondSeen).toEqual(['boom', 'ok-2']);
+  });
+
+  it('pauses a partition until its head record is due while other partitions flow', async () => {
+    h = await harness('pause', 2);
+    const handledAt = new Map<string, number>();
+    apps.push(
+      await startConsumerApp(
+        h.connection,
+        'g-pause',
+        (r) => void handledAt.set(r.value!.toString(), Date.now()),
+        { dueAtHeader: HEADER.dueAt },
+      ),
+    );
+    const dueAt = Date.now() + 4_000;
+    await h.producer.send([
+      { topic: TEST_TOPIC, partition: 0, value: 'later', headers: { [HEADER.dueAt]: String(dueAt) } },
+      { topic: TEST_TOPIC, partition: 0, value: 'behind-later' },
+    ]);
+    // Records produced to the other partition after the pause began are handled at once.
+    await h.producer.send([{ topic: TEST_TOPIC, partition: 1, value: 'now-1' }]);
+    await eventually(() => handledAt.get('now-1'), 10_000, 'now-1');
+    await h.producer.send([{ topic: TEST_TOPIC, partition: 1, value: 'now-2' }]);
+    await eventually(() => handledAt.get('now-2'), 10_000, 'now-2');
+    expect(handledAt.get('now-2')!).toBeLessThan(dueAt);
+    expect(handledAt.has('later')).toBe(false);
+
+    const later = await eventually(() => handledAt.get('later'), 15_000, 'the due record');
+    expect(later).toBeGreaterThanOrEqual(dueAt);
+    expect(later - dueAt).toBeLessThan(3_000);
+    const behind = await eventually(() => handledAt.get('behind-later'), 10_000, 'the next record');
+    expect(behind).toBeGreaterThanOrEqual(later);
+  });
+
+  it('does not leave a paused partition paused after a rebalance', async () => {
+    h = await harness('rebalance', 2);
+    const handledAt = new Map<string, number>();
+    const handler = (r: IncomingRecord) => void handledAt.set(r.value!.toString(), Date.now());
+    const options = { dueAtHeader: HEADER.dueAt, sessionTimeoutMs: 6_000 };
+    const first = await startConsumerApp(h.connection, 'g-rebalance', handler, options);
+    apps.push(first);
+    const dueAt = Date.now() + 5_000;
+    await h.producer.send([
+      { topic: TEST_TOPIC, partition: 0, value: 'p0', headers: { [HEADER.dueAt]: String(dueAt) } },
+      { topic: TEST_TOPIC, partition: 1, value: 'p1', headers: { [HEADER.dueAt]: String(dueAt) } },
+    ]);
+    await eventually(() => (first.unwrap<{ paused(): unknown[] }>().paused().length > 0 ? true : undefined));
+    // A second member joins the group: partitions move while paused.
+    apps.push(await startConsumerApp(h.connection, 'g-rebalance', handler, options));
+    const p0 = await eventually(() => handledAt.get('p0'), 25_000, 'p0 after the rebalance');
+    const p1 = await eventually(() => handledAt.get('p1'), 25_000, 'p1 after the rebalance');
+    expect(Math.min(p0, p1)).toBeGreaterThanOrEqual(dueAt);
+  });
+});
