@@ -8,7 +8,11 @@ const transform = {
       sourceMaps: 'inline',
       jsc: {
         parser: { syntax: 'typescript', decorators: true },
-        transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+        transform: {
+          legacyDecorator: true,
+          decoratorMetadata: true,
+          useDefineForClassFields: false,
+        },
         target: 'es2023',
         keepClassNames: true,
       },

@@ -6,7 +6,7 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 /**
  * Variables every app reads. Property names are the variable names; initial values are
- * the defaults. Each app's `config.ts` extends this class with its own variables.
+ * the defaults, and their type is the variable's type (a number variable needs a default). Each app's `config.ts` extends this class with its own variables.
  */
 export class BaseEnv {
   /** Lowest level written to the JSON log. */
@@ -24,7 +24,9 @@ export class BaseEnv {
   SHUTDOWN_TIMEOUT_MS: number = 15_000;
 
   /** Kafka bootstrap brokers, `host:port` separated by commas. */
-  @Matches(/^[^,\s]+:\d{1,5}(,[^,\s]+:\d{1,5})*$/, { message: 'KAFKA_BROKERS must be host:port[,host:port...]' })
+  @Matches(/^[^,\s]+:\d{1,5}(,[^,\s]+:\d{1,5})*$/, {
+    message: 'KAFKA_BROKERS must be host:port[,host:port...]',
+  })
   KAFKA_BROKERS!: string;
 
   /** Client id this app reports to Kafka (the app name is appended). */

@@ -69,3 +69,10 @@ describe(commonConfig.name, () => {
     expect(Object.isFrozen(config.kafka)).toBe(true);
   });
 });
+
+describe('readEnv with inherited variables', () => {
+  it('converts numbers declared on the base class', () => {
+    const env = readEnv(ExampleEnv, { ...REQUIRED, KAFKA_TOPIC_PARTITIONS: '2' });
+    expect(env.KAFKA_TOPIC_PARTITIONS).toBe(2);
+  });
+});

@@ -1,6 +1,3 @@
-import 'reflect-metadata';
-
-import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, ValidationError } from 'class-validator';
 
 /** Start-up stops with this when a variable is missing or breaks its rule. */
@@ -14,23 +11,31 @@ export class ConfigError extends Error {
 }
 
 /**
- * Reads the variables a class-validator class declares from `env`, converts them to the
- * property types (numbers from strings; booleans need an explicit transform), applies the
- * class's defaults for unset or empty variables, and validates.
+ * Reads the variables a class-validator class declares from `env`, applies the class's
+ * defaults for unset or empty variables, converts each value to the type of its default
+ * (number or boolean; text otherwise), and validates.
  * @throws ConfigError naming each bad variable and its rule, never its value.
  */
 export function readEnv<T extends object>(
   envClass: new () => T,
   env: Readonly<Record<string, string | undefined>>,
 ): T {
-  const names = declaredProperties(envClass);
-  const given = Object.fromEntries(
-    names.filter((name) => env[name] !== undefined && env[name] !== '').map((n) => [n, env[n]]),
-  );
-  const instance = plainToInstance(envClass, given, { enableImplicitConversion: true });
+  const instance = new envClass();
+  const fields = instance as Record<string, unknown>;
+  for (const name of declaredProperties(envClass)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') fields[name] = convert(raw, fields[name]);
+  }
   const errors = validateSync(instance, { forbidUnknownValues: true });
   if (errors.length > 0) throw new ConfigError(errors.flatMap(describe));
   return instance;
+}
+
+/** Text as the type of the default: `'8080'` -> 8080 (NaN fails validation), `'true'` -> true. */
+function convert(raw: string, fallback: unknown): unknown {
+  if (typeof fallback === 'number') return raw.trim() === '' ? NaN : Number(raw);
+  if (typeof fallback === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
+  return raw;
 }
 
 function declaredProperties(envClass: new () => object): string[] {

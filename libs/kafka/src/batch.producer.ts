@@ -81,7 +81,8 @@ export class BatchProducer {
       this.queue.push({
         records,
         resolve: settle(resolve),
-        reject: (error) => settle(() => reject(error))(),
+        reject: (error) =>
+          settle(() => reject(error instanceof Error ? error : new Error(String(error))))(),
       });
       this.flushing ??= this.drain();
     });

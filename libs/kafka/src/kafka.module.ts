@@ -44,7 +44,8 @@ class KafkaLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * Provides {@link KafkaConnection}, {@link BatchProducer} and {@link TopicAdmin} to an app.
+ * Provides {@link KafkaConnection}, {@link BatchProducer} and {@link TopicAdmin} to an app
+ * (global, so feature modules and health checks can inject them).
  * Consumers are not here: they are the {@link KafkaTransport} microservice.
  */
 @Module({})
@@ -52,12 +53,14 @@ export class KafkaModule {
   static forRoot(options: KafkaModuleOptions): DynamicModule {
     return {
       module: KafkaModule,
+      global: true,
       providers: [
         { provide: KAFKA_MODULE_OPTIONS, useValue: options },
         { provide: KafkaConnection, useValue: new KafkaConnection(options.connection) },
         {
           provide: BatchProducer,
-          useFactory: (connection: KafkaConnection) => new BatchProducer(connection, options.producer),
+          useFactory: (connection: KafkaConnection) =>
+            new BatchProducer(connection, options.producer),
           inject: [KafkaConnection],
         },
         {

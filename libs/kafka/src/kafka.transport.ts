@@ -109,7 +109,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.log.log(`consuming ${topics.join(', ')} as group ${this.options.groupId}`);
   }
 
-  private async handleBatch({ batch, resolveOffset, heartbeat }: EachBatchPayload): Promise<void> {
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
     const consumer = this.consumer;
     const logical = this.options.connection.logicalTopic(batch.topic);
     const handler = logical === undefined ? null : this.getHandlerByPattern(logical);
@@ -125,12 +126,12 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
         maxInFlight: this.options.maxInFlightPerPartition,
         dueAt: (record) => this.dueAt(record),
         now: this.now,
-        onProgress: heartbeat,
+        onProgress: () => payload.heartbeat(),
       },
     );
     const { topic, partition } = batch;
     if (outcome.lastFinished !== null) {
-      resolveOffset(outcome.lastFinished);
+      payload.resolveOffset(outcome.lastFinished);
       const next = (BigInt(outcome.lastFinished) + 1n).toString();
       await consumer.commitOffsets([{ topic, partition, offset: next }]);
     }
@@ -141,7 +142,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
         `handler failed on ${topic}[${partition}]@${stop.offset}; retrying in ${this.options.failureBackoffMs} ms: ${describe(stop.error)}`,
       );
     }
-    const resumeAt = stop.kind === 'not-due' ? stop.dueAt : this.now() + this.options.failureBackoffMs;
+    const resumeAt =
+      stop.kind === 'not-due' ? stop.dueAt : this.now() + this.options.failureBackoffMs;
     this.pauseUntil(topic, partition, stop.offset, resumeAt);
   }
 

@@ -56,7 +56,13 @@ describe(processPartitionBatch.name, () => {
 
   it('keeps the order of records that share a key and bounds concurrency', async () => {
     const h = controlledHandler();
-    const records = [record(0, 'a'), record(1, 'a'), record(2, 'b'), record(3, 'c'), record(4, 'd')];
+    const records = [
+      record(0, 'a'),
+      record(1, 'a'),
+      record(2, 'b'),
+      record(3, 'c'),
+      record(4, 'd'),
+    ];
     const done = processPartitionBatch(records, h.handle, options);
     await tick();
     // '1' waits for '0' (same key); three slots go to 0, 2, 3.

@@ -91,7 +91,10 @@ function outcome(
   if (failure) return { lastFinished, stop: { kind: 'failed', offset, error: failure.error } };
   if (notDue) return { lastFinished, stop: { kind: 'not-due', offset, dueAt: notDue.dueAt } };
   // Unreachable: every scheduled record either finished or recorded a failure.
-  return { lastFinished, stop: { kind: 'failed', offset, error: new Error('record left unfinished') } };
+  return {
+    lastFinished,
+    stop: { kind: 'failed', offset, error: new Error('record left unfinished') },
+  };
 }
 
 /** A counting semaphore; `whenFree` resolves when a slot is free. */

@@ -44,7 +44,9 @@ export class TopicAdmin {
         configEntries: [{ name: 'retention.ms', value: String(spec.retentionMs) }],
       })),
     });
-    this.logger.log(`created topics: ${missing.map((s) => this.connection.topic(s.name)).join(', ')}`);
+    this.logger.log(
+      `created topics: ${missing.map((s) => this.connection.topic(s.name)).join(', ')}`,
+    );
   }
 
   /** Resolves when a broker answers a metadata request within two seconds. */

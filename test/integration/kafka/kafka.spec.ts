@@ -54,7 +54,9 @@ describe('Kafka lib against the real broker', () => {
       })),
     );
     await eventually(() => (received.length === 3 ? true : undefined), 20_000, '3 records');
-    const byId = new Map(received.map((r) => [JSON.parse(r.value!.toString()).id as string, r]));
+    const byId = new Map(
+      received.map((r) => [(JSON.parse(r.value!.toString()) as { id: string }).id, r]),
+    );
     expect([...byId.keys()].sort()).toEqual(['a', 'b', 'c']);
     const b = byId.get('b')!;
     expect(b.topic).toBe(TEST_TOPIC);
@@ -70,7 +72,9 @@ describe('Kafka lib against the real broker', () => {
     );
     await expect(Promise.all(sends)).resolves.toHaveLength(200);
     const seen = new Set<string>();
-    apps.push(await startConsumerApp(h.connection, 'g-batching', (r) => void seen.add(r.value!.toString())));
+    apps.push(
+      await startConsumerApp(h.connection, 'g-batching', (r) => void seen.add(r.value!.toString())),
+    );
     await eventually(() => (seen.size === 200 ? true : undefined), 20_000, '200 records');
   });
 
@@ -92,7 +96,11 @@ describe('Kafka lib against the real broker', () => {
 
     const secondSeen: string[] = [];
     apps.push(
-      await startConsumerApp(h.connection, 'g-redeliver', (r) => void secondSeen.push(r.value!.toString())),
+      await startConsumerApp(
+        h.connection,
+        'g-redeliver',
+        (r) => void secondSeen.push(r.value!.toString()),
+      ),
     );
     await eventually(() => (secondSeen.length === 2 ? true : undefined), 20_000, 'redelivery');
     expect(secondSeen).toEqual(['boom', 'ok-2']);
@@ -111,7 +119,12 @@ describe('Kafka lib against the real broker', () => {
     );
     const dueAt = Date.now() + 4_000;
     await h.producer.send([
-      { topic: TEST_TOPIC, partition: 0, value: 'later', headers: { [HEADER.dueAt]: String(dueAt) } },
+      {
+        topic: TEST_TOPIC,
+        partition: 0,
+        value: 'later',
+        headers: { [HEADER.dueAt]: String(dueAt) },
+      },
       { topic: TEST_TOPIC, partition: 0, value: 'behind-later' },
     ]);
     // Records produced to the other partition after the pause began are handled at once.
@@ -141,7 +154,9 @@ describe('Kafka lib against the real broker', () => {
       { topic: TEST_TOPIC, partition: 0, value: 'p0', headers: { [HEADER.dueAt]: String(dueAt) } },
       { topic: TEST_TOPIC, partition: 1, value: 'p1', headers: { [HEADER.dueAt]: String(dueAt) } },
     ]);
-    await eventually(() => (first.unwrap<{ paused(): unknown[] }>().paused().length > 0 ? true : undefined));
+    await eventually(() =>
+      first.unwrap<{ paused(): unknown[] }>().paused().length > 0 ? true : undefined,
+    );
     // A second member joins the group: partitions move while paused.
     apps.push(await startConsumerApp(h.connection, 'g-rebalance', handler, options));
     const p0 = await eventually(() => handledAt.get('p0'), 25_000, 'p0 after the rebalance');

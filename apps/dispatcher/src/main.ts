@@ -1,0 +1,29 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import {
+  closeOnSignal,
+  createHttpApp,
+  exitOnStartupError,
+  HttpAppOptions,
+  listen,
+} from '@app/runtime';
+
+import { AppModule } from './app.module';
+import { DispatcherConfig, loadDispatcherConfig } from './config';
+
+/** Creates and starts the dispatcher app. */
+export async function startDispatcher(
+  config: DispatcherConfig,
+  options: HttpAppOptions = {},
+): Promise<NestFastifyApplication> {
+  const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  await listen(app, config);
+  return app;
+}
+
+if (require.main === module) {
+  (async () => {
+    const config = loadDispatcherConfig();
+    closeOnSignal([await startDispatcher(config)], config.shutdownTimeoutMs);
+  })().catch(exitOnStartupError);
+}

@@ -1,0 +1,29 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import {
+  closeOnSignal,
+  createHttpApp,
+  exitOnStartupError,
+  HttpAppOptions,
+  listen,
+} from '@app/runtime';
+
+import { AppModule } from './app.module';
+import { RouterConfig, loadRouterConfig } from './config';
+
+/** Creates and starts the router app. */
+export async function startRouter(
+  config: RouterConfig,
+  options: HttpAppOptions = {},
+): Promise<NestFastifyApplication> {
+  const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  await listen(app, config);
+  return app;
+}
+
+if (require.main === module) {
+  (async () => {
+    const config = loadRouterConfig();
+    closeOnSignal([await startRouter(config)], config.shutdownTimeoutMs);
+  })().catch(exitOnStartupError);
+}

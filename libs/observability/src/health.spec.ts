@@ -1,0 +1,42 @@
+import { readiness } from './health';
+
+describe(readiness.name, () => {
+  it('is ready when every check resolves', async () => {
+    const result = await readiness(
+      [
+        { name: 'kafka', check: async () => undefined },
+        { name: 'postgres', check: async () => undefined },
+      ],
+      100,
+      () => undefined,
+    );
+    expect(result).toEqual({ ready: true, checks: { kafka: 'up', postgres: 'up' } });
+  });
+
+  it('is not ready when a check fails, and reports the failure only to the callback', async () => {
+    const failures: string[] = [];
+    const result = await readiness(
+      [
+        { name: 'kafka', check: async () => undefined },
+        {
+          name: 'postgres',
+          check: () => Promise.reject(new Error('password authentication failed')),
+        },
+      ],
+      100,
+      (name) => failures.push(name),
+    );
+    expect(result).toEqual({ ready: false, checks: { kafka: 'up', postgres: 'down' } });
+    expect(JSON.stringify(result)).not.toContain('password');
+    expect(failures).toEqual(['postgres']);
+  });
+
+  it('counts a check that does not answer in time as down', async () => {
+    const result = await readiness(
+      [{ name: 'kafka', check: () => new Promise<void>(() => undefined) }],
+      20,
+      () => undefined,
+    );
+    expect(result.checks.kafka).toBe('down');
+  });
+});

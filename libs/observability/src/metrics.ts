@@ -1,0 +1,37 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * One Prometheus registry per app: default process metrics plus the app's own, all labelled
+ * with `app`. Metric names carry units and `_total` suffixes; labels stay low-cardinality
+ * (never a user id or a URL).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  constructor(readonly app: string) {
+    this.registry.setDefaultLabels({ app });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  histogram<L extends string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ): Histogram<L> {
+    return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
+  }
+
+  /** The registry in Prometheus text format. */
+  async text(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,79 @@
+import { INestApplication, Logger, LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import { CommonConfig } from '@app/config';
+import { JsonLogger } from '@app/observability';
+
+/** Options of {@link createHttpApp}. */
+export interface HttpAppOptions {
+  /** Largest request body Fastify accepts, in bytes (Fastify's default is 1 MiB). */
+  readonly bodyLimitBytes?: number;
+  /**
+   * The logger; by default JSON lines labelled with the app's name. Apps sharing a process
+   * share one logger, since Nest's class loggers write through the last one installed.
+   */
+  readonly logger?: LoggerService;
+}
+
+/**
+ * Creates an app on the Fastify adapter with JSON logs; the caller may connect
+ * microservices before {@link listen}.
+ */
+export async function createHttpApp(
+  module: unknown,
+  config: CommonConfig,
+  options: HttpAppOptions = {},
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimitBytes });
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
+    logger: options.logger ?? new JsonLogger(config.app, config.logLevel),
+    abortOnError: false,
+  });
+  return app;
+}
+
+/** Starts connected microservices, then the HTTP server; returns the bound address. */
+export async function listen(app: NestFastifyApplication, config: CommonConfig): Promise<string> {
+  await app.startAllMicroservices();
+  await app.listen(config.http.port, config.http.host);
+  const url = await app.getUrl();
+  new Logger(config.app).log(`${config.app} listening on ${url}`);
+  return url;
+}
+
+/**
+ * Closes the apps, in the order given, on SIGTERM or SIGINT: consumers finish their
+ * batches and commit, HTTP servers finish their requests, producers flush. If that takes
+ * longer than `timeoutMs`, the process exits with status 1.
+ */
+export function closeOnSignal(apps: readonly INestApplication[], timeoutMs: number): void {
+  const logger = new Logger('Shutdown');
+  let closing = false;
+  const close = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal} received, closing`);
+    setTimeout(() => {
+      logger.error(`still closing after ${timeoutMs} ms, exiting`);
+      process.exit(1);
+    }, timeoutMs).unref();
+    try {
+      for (const app of apps) await app.close();
+      process.exit(0);
+    } catch (error) {
+      logger.error(`closing failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, (s) => void close(s));
+}
+
+/** Reports a start-up failure (a configuration error names variables, never values) and exits. */
+export function exitOnStartupError(error: unknown): never {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'fatal', message: `start-up failed: ${message}` })}\n`,
+  );
+  process.exit(1);
+}

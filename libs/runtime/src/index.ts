@@ -1,0 +1,2 @@
+export * from './http-app';
+export * from './runtime.module';

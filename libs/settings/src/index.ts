@@ -1,0 +1,37 @@
+export { describeDatabaseUrl } from './database-url';
+export {
+  DestinationEntity,
+  type DestinationKind,
+  WEBHOOKS_DESTINATION_KIND,
+} from './entities/destination.entity';
+export { SourceEntity } from './entities/source.entity';
+export {
+  MAX_HEADERS_PER_WEBHOOK,
+  MAX_WEBHOOKS_PER_DESTINATION,
+  WebhookEntity,
+} from './entities/webhook.entity';
+export { type MigrationClass, SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
+export { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './reconnect-backoff';
+export {
+  SETTINGS_CHANNEL,
+  SettingsCache,
+  type SettingsCacheOptions,
+  type SettingsCacheStats,
+  type SettingsReload,
+  type SettingsReloadReason,
+} from './settings.cache';
+export {
+  createSettingsDataSource,
+  type DatabasePing,
+  DEFAULT_PING_TIMEOUT_MS,
+  pingDatabase,
+  revertAllMigrations,
+  runMigrations,
+  SETTINGS_ENTITIES,
+  SETTINGS_MIGRATIONS_TABLE,
+  type SettingsDataSourceOptions,
+} from './settings.data-source';
+export { SettingsUnavailableError } from './settings.errors';
+export type { SettingsLogger } from './settings.listener';
+export { SettingsModule, type SettingsModuleOptions } from './settings.module';
+export type { DestinationSettings, SourceSettings, WebhookSettings } from './settings.snapshot';

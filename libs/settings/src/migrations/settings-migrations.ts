@@ -1,0 +1,16 @@
+import type { MigrationInterface } from 'typeorm';
+
+import { CreateSettingsTables1763769600000 } from './1763769600000-create-settings-tables.migration';
+import { NotifySettingsChanges1763769600001 } from './1763769600001-notify-settings-changes.migration';
+
+/** Type of a migration class, as TypeORM's `migrations` option takes it. */
+export type MigrationClass = new () => MigrationInterface;
+
+/**
+ * Every settings migration, oldest first. Append new ones at the end with a larger timestamp
+ * suffix (TypeORM orders and records them by that suffix); never edit or reorder old ones.
+ */
+export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
+  CreateSettingsTables1763769600000,
+  NotifySettingsChanges1763769600001,
+];

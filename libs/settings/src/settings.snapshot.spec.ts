@@ -1,0 +1,74 @@
+import { buildSnapshot, EMPTY_SNAPSHOT, type SettingsRows } from './settings.snapshot';
+
+const WRITE_KEY = 'wk_0123456789abcdef0123456789abcdef';
+
+function rows(): SettingsRows {
+  return {
+    sources: [{ id: 's1', name: 'Shop', writeKey: WRITE_KEY, enabled: true }],
+    destinations: [
+      {
+        id: 'd1',
+        sourceId: 's1',
+        kind: 'webhooks',
+        name: 'Hooks',
+        enabled: true,
+        sharedSecretCiphertext: Buffer.from([1, 2, 3]),
+      },
+    ],
+    webhooks: [
+      { id: 'w2', destinationId: 'd1', position: 2, url: 'https://b.test/', headers: {} },
+      { id: 'w0', destinationId: 'd1', position: 0, url: 'https://a.test/', headers: { A: '1' } },
+    ],
+  };
+}
+
+describe(buildSnapshot.name, () => {
+  it('indexes sources by id and by write key without exposing the key', () => {
+    const snapshot = buildSnapshot(rows());
+    expect(snapshot.sourcesByWriteKey.get(WRITE_KEY)).toBe(snapshot.sources.get('s1'));
+    expect(snapshot.sources.get('s1')).toEqual({ id: 's1', name: 'Shop', enabled: true });
+  });
+
+  it('attaches webhooks to their destination ordered by position', () => {
+    const destination = buildSnapshot(rows()).destinationsBySource.get('s1');
+    expect(destination?.webhooks.map((webhook) => webhook.id)).toEqual(['w0', 'w2']);
+  });
+
+  it('gives a destination without webhooks an empty list', () => {
+    const input = { ...rows(), webhooks: [] };
+    expect(buildSnapshot(input).destinations.get('d1')?.webhooks).toEqual([]);
+  });
+
+  it('freezes every object it hands out', () => {
+    const destination = buildSnapshot(rows()).destinations.get('d1');
+    expect(Object.isFrozen(destination)).toBe(true);
+    expect(Object.isFrozen(destination?.webhooks)).toBe(true);
+    expect(Object.isFrozen(destination?.webhooks[0])).toBe(true);
+    expect(Object.isFrozen(destination?.webhooks[0]?.headers)).toBe(true);
+  });
+
+  it('copies the ciphertext and the headers out of the loaded rows', () => {
+    const input = rows();
+    const snapshot = buildSnapshot(input);
+    input.destinations[0].sharedSecretCiphertext?.fill(0);
+    input.webhooks[1].headers.A = 'changed';
+    const destination = snapshot.destinations.get('d1');
+    expect(Array.from(destination?.sharedSecretCiphertext ?? [])).toEqual([1, 2, 3]);
+    expect(destination?.webhooks[0]?.headers).toEqual({ A: '1' });
+  });
+
+  it('keeps a missing secret as null', () => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [{ ...input.destinations[0], sharedSecretCiphertext: null }],
+    });
+    expect(snapshot.destinations.get('d1')?.sharedSecretCiphertext).toBeNull();
+  });
+});
+
+describe('EMPTY_SNAPSHOT', () => {
+  it('knows no source', () => {
+    expect(EMPTY_SNAPSHOT.sourcesByWriteKey.size).toBe(0);
+  });
+});

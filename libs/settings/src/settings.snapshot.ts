@@ -1,0 +1,139 @@
+import type { DestinationEntity, DestinationKind } from './entities/destination.entity';
+import type { SourceEntity } from './entities/source.entity';
+import type { WebhookEntity } from './entities/webhook.entity';
+
+/** A source as readers see it. The write key is deliberately absent: it is only a lookup key. */
+export interface SourceSettings {
+  /** Source id (uuid). */
+  readonly id: string;
+  /** Human-readable name. */
+  readonly name: string;
+  /** A disabled source's calls are refused at ingest. */
+  readonly enabled: boolean;
+}
+
+/** One webhook of a destination as readers see it. */
+export interface WebhookSettings {
+  /** Webhook id (uuid); stable while the entry is edited in place. */
+  readonly id: string;
+  /** 0-based place in the destination's list. */
+  readonly position: number;
+  /** Absolute http or https URL. */
+  readonly url: string;
+  /** Static headers, at most 5, all string values. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A destination with its webhooks as readers see it. */
+export interface DestinationSettings {
+  /** Destination id (uuid). */
+  readonly id: string;
+  /** The source it belongs to. */
+  readonly sourceId: string;
+  /** Always `webhooks` for now. */
+  readonly kind: DestinationKind;
+  /** Human-readable name. */
+  readonly name: string;
+  /** Deliveries are produced and sent only while enabled. */
+  readonly enabled: boolean;
+  /**
+   * Authenticated-cipher ciphertext of the shared secret, opaque bytes (never plaintext), or
+   * null. A private copy: readers must not modify it, and must never log it.
+   */
+  readonly sharedSecretCiphertext: Readonly<Uint8Array> | null;
+  /** Webhooks ordered by position. */
+  readonly webhooks: readonly WebhookSettings[];
+}
+
+/** The columns the cache loads, one array per table. */
+export interface SettingsRows {
+  /** Every source. */
+  readonly sources: readonly Pick<SourceEntity, 'id' | 'name' | 'writeKey' | 'enabled'>[];
+  /** Every destination. */
+  readonly destinations: readonly Pick<
+    DestinationEntity,
+    'id' | 'sourceId' | 'kind' | 'name' | 'enabled' | 'sharedSecretCiphertext'
+  >[];
+  /** Every webhook, in any order. */
+  readonly webhooks: readonly Pick<
+    WebhookEntity,
+    'id' | 'destinationId' | 'position' | 'url' | 'headers'
+  >[];
+}
+
+/** An immutable, indexed view of every setting at one moment. */
+export interface SettingsSnapshot {
+  /** Sources by id. */
+  readonly sources: ReadonlyMap<string, SourceSettings>;
+  /** Sources by write key (see `SettingsCache.sourceByWriteKey` on timing). */
+  readonly sourcesByWriteKey: ReadonlyMap<string, SourceSettings>;
+  /** Destinations by id. */
+  readonly destinations: ReadonlyMap<string, DestinationSettings>;
+  /** Destinations by source id (at most one per source). */
+  readonly destinationsBySource: ReadonlyMap<string, DestinationSettings>;
+}
+
+/** The snapshot of an empty database, served before the first load. */
+export const EMPTY_SNAPSHOT: SettingsSnapshot = buildSnapshot({
+  sources: [],
+  destinations: [],
+  webhooks: [],
+});
+
+/** Indexes loaded rows into frozen plain objects; the rows themselves are not kept. */
+export function buildSnapshot(rows: SettingsRows): SettingsSnapshot {
+  const sources = new Map<string, SourceSettings>();
+  const sourcesByWriteKey = new Map<string, SourceSettings>();
+  for (const row of rows.sources) {
+    const source = Object.freeze({ id: row.id, name: row.name, enabled: row.enabled });
+    sources.set(source.id, source);
+    sourcesByWriteKey.set(row.writeKey, source);
+  }
+  const webhooksByDestination = groupWebhooks(rows.webhooks);
+  const destinations = new Map<string, DestinationSettings>();
+  const destinationsBySource = new Map<string, DestinationSettings>();
+  for (const row of rows.destinations) {
+    const destination = toDestination(row, webhooksByDestination.get(row.id) ?? []);
+    destinations.set(destination.id, destination);
+    destinationsBySource.set(destination.sourceId, destination);
+  }
+  return Object.freeze({ sources, sourcesByWriteKey, destinations, destinationsBySource });
+}
+
+/** Groups webhooks by destination id, each group sorted by position and frozen. */
+function groupWebhooks(rows: SettingsRows['webhooks']): Map<string, readonly WebhookSettings[]> {
+  const groups = new Map<string, WebhookSettings[]>();
+  for (const row of rows) {
+    const webhook: WebhookSettings = Object.freeze({
+      id: row.id,
+      position: row.position,
+      url: row.url,
+      headers: Object.freeze({ ...row.headers }),
+    });
+    const group = groups.get(row.destinationId) ?? [];
+    group.push(webhook);
+    groups.set(row.destinationId, group);
+  }
+  const sorted = new Map<string, readonly WebhookSettings[]>();
+  for (const [destinationId, group] of groups) {
+    sorted.set(destinationId, Object.freeze(group.sort((a, b) => a.position - b.position)));
+  }
+  return sorted;
+}
+
+/** One frozen destination; the ciphertext is copied so no buffer is shared with the driver. */
+function toDestination(
+  row: SettingsRows['destinations'][number],
+  webhooks: readonly WebhookSettings[],
+): DestinationSettings {
+  const ciphertext = row.sharedSecretCiphertext;
+  return Object.freeze({
+    id: row.id,
+    sourceId: row.sourceId,
+    kind: row.kind,
+    name: row.name,
+    enabled: row.enabled,
+    sharedSecretCiphertext: ciphertext ? Uint8Array.from(ciphertext) : null,
+    webhooks,
+  });
+}

@@ -1,0 +1,145 @@
+import {
+  createSettingsDataSource,
+  pingDatabase,
+  revertAllMigrations,
+  runMigrations,
+  SETTINGS_MIGRATIONS_TABLE,
+} from '@app/settings';
+import type { DataSource } from 'typeorm';
+
+import { createTestDatabase, type TestDatabase } from './test-database';
+
+const EXPECTED_CONSTRAINTS = [
+  'destination_kind_check',
+  'destination_name_not_empty_check',
+  'destination_pkey',
+  'destination_shared_secret_not_empty_check',
+  'destination_source_id_fkey',
+  'destination_source_id_unique',
+  'source_name_not_empty_check',
+  'source_pkey',
+  'source_write_key_length_check',
+  'source_write_key_unique',
+  'webhook_destination_id_fkey',
+  'webhook_destination_position_unique',
+  'webhook_headers_check',
+  'webhook_pkey',
+  'webhook_position_range_check',
+  'webhook_url_scheme_check',
+];
+
+describe('settings migrations', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataSource = await createSettingsDataSource({ url: database.url, poolSize: 2 }).initialize();
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  /** Names of our tables in the public schema, besides TypeORM's bookkeeping table. */
+  async function ourTables(): Promise<string[]> {
+    const rows: { name: string }[] = await dataSource.query(
+      `SELECT table_name AS name FROM information_schema.tables
+       WHERE table_schema = 'public' AND table_name <> $1 ORDER BY 1`,
+      [SETTINGS_MIGRATIONS_TABLE],
+    );
+    return rows.map((row) => row.name);
+  }
+
+  /** Names of functions in the public schema. */
+  async function ourFunctions(): Promise<string[]> {
+    const rows: { name: string }[] = await dataSource.query(
+      `SELECT p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = 'public' ORDER BY 1`,
+    );
+    return rows.map((row) => row.name);
+  }
+
+  it('creates the three tables and both functions', async () => {
+    await expect(runMigrations(dataSource)).resolves.toEqual([
+      'CreateSettingsTables1763769600000',
+      'NotifySettingsChanges1763769600001',
+    ]);
+    await expect(ourTables()).resolves.toEqual(['destination', 'source', 'webhook']);
+    await expect(ourFunctions()).resolves.toEqual([
+      'sluice_settings_notify',
+      'sluice_webhook_headers_valid',
+    ]);
+  });
+
+  it('creates every constraint under its chosen name', async () => {
+    const rows: { name: string }[] = await dataSource.query(
+      `SELECT conname AS name FROM pg_constraint
+       WHERE conrelid IN ('source'::regclass, 'destination'::regclass, 'webhook'::regclass)
+       ORDER BY 1`,
+    );
+    expect(rows.map((row) => row.name)).toEqual(EXPECTED_CONSTRAINTS);
+  });
+
+  it('makes the webhook position constraint deferrable, initially deferred', async () => {
+    const [row]: { deferrable: boolean; deferred: boolean }[] = await dataSource.query(
+      `SELECT condeferrable AS deferrable, condeferred AS deferred FROM pg_constraint
+       WHERE conname = 'webhook_destination_position_unique'`,
+    );
+    expect(row).toEqual({ deferrable: true, deferred: true });
+  });
+
+  it('installs insert/update/delete and truncate triggers on every table', async () => {
+    const rows: { name: string }[] = await dataSource.query(
+      `SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1`,
+    );
+    expect(rows.map((row) => row.name)).toEqual(
+      ['destination', 'source', 'webhook'].flatMap((table) => [
+        `${table}_settings_notify`,
+        `${table}_settings_notify_truncate`,
+      ]),
+    );
+  });
+
+  it('matches the entities: TypeORM sees nothing to synchronize', async () => {
+    const pending = await dataSource.driver.createSchemaBuilder().log();
+    expect(pending.upQueries.map((query) => query.query)).toEqual([]);
+  });
+
+  it('has nothing left to run a second time', async () => {
+    await expect(runMigrations(dataSource)).resolves.toEqual([]);
+  });
+
+  it('reverts everything, leaving no table or function of ours', async () => {
+    await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'NotifySettingsChanges1763769600001',
+      'CreateSettingsTables1763769600000',
+    ]);
+    await expect(ourTables()).resolves.toEqual([]);
+    await expect(ourFunctions()).resolves.toEqual([]);
+  });
+
+  it('migrates up again after a full revert', async () => {
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(2);
+    await expect(ourTables()).resolves.toEqual(['destination', 'source', 'webhook']);
+  });
+
+  it('answers a readiness ping', async () => {
+    await expect(pingDatabase(dataSource)).resolves.toMatchObject({ ok: true });
+  });
+
+  it('reports a ping that gets no answer in time', async () => {
+    // Hold every pooled connection, so that SELECT 1 waits for one.
+    const held = [dataSource.createQueryRunner(), dataSource.createQueryRunner()];
+    await Promise.all(held.map((runner) => runner.connect()));
+    try {
+      await expect(pingDatabase(dataSource, 50)).resolves.toEqual({
+        ok: false,
+        reason: 'no answer within 50 ms',
+      });
+    } finally {
+      await Promise.all(held.map((runner) => runner.release()));
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+
+import { Client } from 'pg';
+
+/** A throw-away database created for one test file. */
+export interface TestDatabase {
+  /** Its name, `sluice_test_<random hex>`. */
+  readonly name: string;
+  /** A URL that reaches it with the DATABASE_URL credentials. */
+  readonly url: string;
+  /** Runs SQL on the server through the DATABASE_URL connection (not inside this database). */
+  admin(sql: string): Promise<void>;
+  /** Drops it, terminating any connection left open. */
+  drop(): Promise<void>;
+}
+
+/** The DATABASE_URL the integration tests run against; fails clearly when it is missing. */
+export function serverUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL must point at a PostgreSQL server for these tests');
+  return url;
+}
+
+/** Creates `sluice_test_<random>` through the DATABASE_URL connection. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `sluice_test_${randomBytes(6).toString('hex')}`;
+  const url = new URL(serverUrl());
+  url.pathname = `/${name}`;
+  await runOnServer(`CREATE DATABASE "${name}"`);
+  return {
+    name,
+    url: url.toString(),
+    admin: (sql) => runOnServer(sql),
+    drop: () => runOnServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
+}
+
+/** Runs one statement over a short-lived connection to the DATABASE_URL database. */
+async function runOnServer(sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl() });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Polls `check` every 20 ms until it returns true, failing after `timeoutMs`. */
+export async function waitFor(
+  description: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A write key long enough for the `source_write_key_length_check` constraint. */
+export function newWriteKey(): string {
+  return `wk_${randomBytes(16).toString('hex')}`;
+}
