@@ -11,12 +11,20 @@ const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * kafkajs warns whenever an idempotent producer has bounded retries. Bounded retries are
+ * deliberate here (like the Java client's delivery timeout): a send fails rather than
+ * blocking every later send forever; the caller sees the failure and nothing is lost.
+ */
+const EXPECTED_WARNING = 'Limiting retries for the idempotent producer';
+
 const logToNest: logCreator = () => {
   const logger = new Logger('Kafka');
-  return ({ namespace, log }) => {
+  return ({ namespace, level, log }) => {
     const { message, error } = log;
     const text = `${namespace}: ${message}${error ? ` (${String(error)})` : ''}`;
-    logger[LEVELS[log.level as number] ?? 'debug'](text);
+    const method = message.startsWith(EXPECTED_WARNING) ? 'debug' : (LEVELS[level] ?? 'debug');
+    logger[method](text);
   };
 };
 
@@ -59,6 +67,8 @@ export class KafkaConnection {
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
       createPartitioner: Partitioners.DefaultPartitioner,
+      // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
+      retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
     });
   }
 

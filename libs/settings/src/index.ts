@@ -5,11 +5,7 @@ export {
   WEBHOOKS_DESTINATION_KIND,
 } from './entities/destination.entity';
 export { SourceEntity } from './entities/source.entity';
-export {
-  MAX_HEADERS_PER_WEBHOOK,
-  MAX_WEBHOOKS_PER_DESTINATION,
-  WebhookEntity,
-} from './entities/webhook.entity';
+export { WebhookEntity } from './entities/webhook.entity';
 export { type MigrationClass, SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
 export { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './reconnect-backoff';
 export {

@@ -13,12 +13,6 @@ import {
 
 import { DestinationEntity } from './destination.entity';
 
-/** Most webhooks one destination can have; positions run from 0 to this minus one. */
-export const MAX_WEBHOOKS_PER_DESTINATION = 5;
-
-/** Most static headers one webhook can have. */
-export const MAX_HEADERS_PER_WEBHOOK = 5;
-
 /**
  * One webhook URL of a destination, with its static headers.
  *
