@@ -5,6 +5,8 @@ export {
   WEBHOOKS_DESTINATION_KIND,
 } from './entities/destination.entity';
 export { SourceEntity } from './entities/source.entity';
+export { SourceUsageEntity } from './entities/source-usage.entity';
+export { addUsage, readUsage, type UsageCount } from './usage';
 export { WebhookEntity } from './entities/webhook.entity';
 export { type MigrationClass, SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
 export { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './reconnect-backoff';

@@ -5,11 +5,17 @@ import { DataSource } from 'typeorm';
 import { databaseUrlPassword, safeErrorMessage } from './database-url';
 import { DestinationEntity } from './entities/destination.entity';
 import { SourceEntity } from './entities/source.entity';
+import { SourceUsageEntity } from './entities/source-usage.entity';
 import { WebhookEntity } from './entities/webhook.entity';
 import { SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
 
 /** Every settings entity, for a DataSource's `entities` option. */
-export const SETTINGS_ENTITIES = [SourceEntity, DestinationEntity, WebhookEntity] as const;
+export const SETTINGS_ENTITIES = [
+  SourceEntity,
+  DestinationEntity,
+  WebhookEntity,
+  SourceUsageEntity,
+] as const;
 
 /** Table in which TypeORM records which settings migrations have run. */
 export const SETTINGS_MIGRATIONS_TABLE = 'sluice_migrations';

@@ -18,6 +18,9 @@ const EXPECTED_CONSTRAINTS = [
   'destination_source_id_unique',
   'source_name_not_empty_check',
   'source_pkey',
+  'source_usage_calls_check',
+  'source_usage_pkey',
+  'source_usage_source_id_fkey',
   'source_write_key_length_check',
   'source_write_key_unique',
   'webhook_destination_id_fkey',
@@ -61,12 +64,18 @@ describe('settings migrations', () => {
     return rows.map((row) => row.name);
   }
 
-  it('creates the three tables and both functions', async () => {
+  it('creates the four tables and both functions', async () => {
     await expect(runMigrations(dataSource)).resolves.toEqual([
       'CreateSettingsTables1763769600000',
       'NotifySettingsChanges1763769600001',
+      'CreateSourceUsage1763769600002',
     ]);
-    await expect(ourTables()).resolves.toEqual(['destination', 'source', 'webhook']);
+    await expect(ourTables()).resolves.toEqual([
+      'destination',
+      'source',
+      'source_usage',
+      'webhook',
+    ]);
     await expect(ourFunctions()).resolves.toEqual([
       'sluice_settings_notify',
       'sluice_webhook_headers_valid',
@@ -76,7 +85,8 @@ describe('settings migrations', () => {
   it('creates every constraint under its chosen name', async () => {
     const rows: { name: string }[] = await dataSource.query(
       `SELECT conname AS name FROM pg_constraint
-       WHERE conrelid IN ('source'::regclass, 'destination'::regclass, 'webhook'::regclass)
+       WHERE conrelid IN ('source'::regclass, 'destination'::regclass, 'webhook'::regclass,
+                          'source_usage'::regclass)
        ORDER BY 1`,
     );
     expect(rows.map((row) => row.name)).toEqual(EXPECTED_CONSTRAINTS);
@@ -113,6 +123,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'CreateSourceUsage1763769600002',
       'NotifySettingsChanges1763769600001',
       'CreateSettingsTables1763769600000',
     ]);
@@ -121,8 +132,13 @@ describe('settings migrations', () => {
   });
 
   it('migrates up again after a full revert', async () => {
-    await expect(runMigrations(dataSource)).resolves.toHaveLength(2);
-    await expect(ourTables()).resolves.toEqual(['destination', 'source', 'webhook']);
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(3);
+    await expect(ourTables()).resolves.toEqual([
+      'destination',
+      'source',
+      'source_usage',
+      'webhook',
+    ]);
   });
 
   it('answers a readiness ping', async () => {

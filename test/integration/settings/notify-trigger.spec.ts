@@ -103,7 +103,7 @@ describe('settings change notifications', () => {
   });
 
   it('announces a truncate once per table', async () => {
-    await dataSource.query('TRUNCATE source, destination, webhook');
+    await dataSource.query('TRUNCATE source, destination, webhook, source_usage');
     const truncates = await next(3);
     expect(truncates.map((payload) => payload.table).sort()).toEqual([
       'destination',

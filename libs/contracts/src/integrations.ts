@@ -1,0 +1,28 @@
+/** The name this destination kind answers to in a call's `integrations` object. */
+export const WEBHOOKS_INTEGRATION = 'Webhooks';
+
+/**
+ * Whether a call's `integrations` object lets it reach the destination named `name`
+ * (DESIGN.md section 6). Read at the top level, falling back to `context.integrations`. All
+ * destinations are on by default; `All: false` turns all off except those named with `true`
+ * or an object; a destination named with `false` is off; other values count as absent; names
+ * are case-sensitive.
+ */
+export function integrationAllows(
+  call: { integrations?: unknown; context?: unknown },
+  name: string,
+): boolean {
+  const integrations =
+    asObject(call.integrations) ?? asObject(asObject(call.context)?.integrations);
+  if (!integrations) return true;
+  const own = integrations[name];
+  if (own === false) return false;
+  if (own === true || asObject(own)) return true;
+  return integrations.All !== false;
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
