@@ -34,7 +34,8 @@ if (require.main === module) {
     process.stderr.write(`usage: migrate [${COMMANDS.join('|')}]\n`);
     process.exit(2);
   }
-  migrate(command, readEnv(MigrateEnv, process.env).DATABASE_URL)
+  Promise.resolve()
+    .then(() => migrate(command, readEnv(MigrateEnv, process.env).DATABASE_URL))
     .then((names) => {
       const verb = command === 'up' ? 'applied' : 'reverted';
       process.stdout.write(

@@ -1,13 +1,45 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 
 import { RuntimeModule } from '@app/runtime';
+import { addUsage } from '@app/settings';
 
 import { IngestConfig } from './config';
+import { IngressConsumer } from './kafka-ingress/ingress.consumer';
+import { IngestMetrics } from './tracking/ingest.metrics';
+import { TrackingController } from './tracking/tracking.controller';
+import { TrackingService } from './tracking/tracking.service';
+import { UsageCounter } from './usage/usage.counter';
+import { UsageFlusher } from './usage/usage.flusher';
 
-/** The ingest app. */
+/** The ingest app: the tracking API and the Kafka ingress. */
 @Module({})
 export class AppModule {
   static forRoot(config: IngestConfig): DynamicModule {
-    return { module: AppModule, imports: [RuntimeModule.forRoot(config)] };
+    return {
+      module: AppModule,
+      imports: [
+        RuntimeModule.forRoot(config, {
+          producer: { sendTimeoutMs: config.ingest.produceTimeoutMs },
+        }),
+      ],
+      controllers: [TrackingController, IngressConsumer],
+      providers: [
+        TrackingService,
+        IngestMetrics,
+        {
+          provide: UsageCounter,
+          useFactory: (dataSource: DataSource) =>
+            new UsageCounter((counts) => addUsage(dataSource, counts)),
+          inject: [DataSource],
+        },
+        {
+          provide: UsageFlusher,
+          useFactory: (counter: UsageCounter) =>
+            new UsageFlusher(counter, config.ingest.usageFlushIntervalMs),
+          inject: [UsageCounter],
+        },
+      ],
+    };
   }
 }

@@ -1,21 +1,68 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, Matches, Max, Min } from 'class-validator';
 
-import { BaseEnv, CommonConfig, commonConfig, readEnv } from '@app/config';
+import { BaseEnv, CommonConfig, commonConfig, deepFreeze, readEnv } from '@app/config';
 
 /** The ingest app's variables: the shared ones plus its own. */
 class IngestEnv extends BaseEnv {
-  /** HTTP port of the ingest app (0 picks a free one). */
+  /** HTTP port of the tracking API (0 picks a free one). */
   @IsInt()
   @Min(0)
   @Max(65_535)
   INGEST_PORT: number = 8080;
+
+  /** Proxies whose X-Forwarded-For gives the client address: addresses or CIDRs, comma-separated. */
+  @Matches(/^[0-9A-Fa-f.:/]*(,[0-9A-Fa-f.:/]+)*$/, {
+    message: 'INGEST_TRUSTED_PROXIES must be addresses or CIDRs separated by commas',
+  })
+  INGEST_TRUSTED_PROXIES: string = '';
+
+  /** Longest wait for Kafka's acknowledgement before a request is answered 503. */
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  INGEST_PRODUCE_TIMEOUT_MS: number = 10_000;
+
+  /** How often usage counts are added to PostgreSQL. */
+  @IsInt()
+  @Min(1)
+  @Max(3_600)
+  INGEST_USAGE_FLUSH_SECONDS: number = 10;
+
+  /** Partitions of `sluice.ingest.v1` handled at once by one ingest process. */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  INGEST_KAFKA_PARTITIONS_CONCURRENTLY: number = 3;
+
+  /** Records of one partition of `sluice.ingest.v1` in flight at once. */
+  @IsInt()
+  @Min(1)
+  @Max(1_000)
+  INGEST_KAFKA_MAX_IN_FLIGHT: number = 32;
 }
 
 /** The ingest app's typed, frozen configuration. */
-export type IngestConfig = CommonConfig;
+export interface IngestConfig extends CommonConfig {
+  readonly ingest: {
+    readonly trustedProxies: readonly string[];
+    readonly produceTimeoutMs: number;
+    readonly usageFlushIntervalMs: number;
+    readonly ingressPartitionsConcurrently: number;
+    readonly ingressMaxInFlight: number;
+  };
+}
 
 /** Reads and validates the ingest app's configuration; the only reader of `process.env`. */
 export function loadIngestConfig(env: NodeJS.ProcessEnv = process.env): IngestConfig {
   const vars = readEnv(IngestEnv, env);
-  return commonConfig('ingest', vars, vars.INGEST_PORT);
+  return deepFreeze({
+    ...commonConfig('ingest', vars, vars.INGEST_PORT),
+    ingest: {
+      trustedProxies: vars.INGEST_TRUSTED_PROXIES.split(',').filter(Boolean),
+      produceTimeoutMs: vars.INGEST_PRODUCE_TIMEOUT_MS,
+      usageFlushIntervalMs: vars.INGEST_USAGE_FLUSH_SECONDS * 1000,
+      ingressPartitionsConcurrently: vars.INGEST_KAFKA_PARTITIONS_CONCURRENTLY,
+      ingressMaxInFlight: vars.INGEST_KAFKA_MAX_IN_FLIGHT,
+    },
+  });
 }

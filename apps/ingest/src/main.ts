@@ -1,5 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
+import { MAX_REQUEST_BYTES } from '@app/contracts';
+import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import {
   closeOnSignal,
   createHttpApp,
@@ -10,15 +12,65 @@ import {
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
+import { IngestMetrics } from './tracking/ingest.metrics';
+import { TRACKING_ROUTES } from './tracking/tracking.controller';
 
-/** Creates and starts the ingest app. */
+/**
+ * Compressed bodies are read up to this size; the limit on the inflated body
+ * (MAX_REQUEST_BYTES) is checked while inflating. Incompressible data grows a little in gzip.
+ */
+const MAX_RAW_BODY_BYTES = MAX_REQUEST_BYTES + 64 * 1024;
+
+/** Creates and starts the ingest app: the tracking API and the Kafka ingress consumer. */
 export async function startIngest(
   config: IngestConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
-  const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  const app = await createHttpApp(AppModule.forRoot(config), config, {
+    ...options,
+    bodyLimitBytes: MAX_RAW_BODY_BYTES,
+    trustedProxies: config.ingest.trustedProxies,
+    // DESIGN.md section 5: an oversize request is a 400 like every other refused body.
+    errorOverrides: { 413: { status: 400, code: 'request_too_large' } },
+  });
+  readBodiesAsBytes(app);
+  countRequests(app, app.get(IngestMetrics));
+  app.connectMicroservice({
+    strategy: new KafkaTransport({
+      connection: app.get(KafkaConnection),
+      groupId: `${config.kafka.topicPrefix}sluice-ingest`,
+      partitionsConcurrently: config.ingest.ingressPartitionsConcurrently,
+      maxInFlightPerPartition: config.ingest.ingressMaxInFlight,
+      failureBackoffMs: 1_000,
+    }),
+  });
   await listen(app, config);
   return app;
+}
+
+/**
+ * Every body reaches the tracking API as raw bytes, whatever its Content-Type (clients send
+ * several): the service inflates it (bounded) and parses it once.
+ */
+function readBodiesAsBytes(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.removeAllContentTypeParsers();
+  app.useBodyParser('*', { bodyLimit: MAX_RAW_BODY_BYTES });
+}
+
+/** Counts tracking-API requests by route and status (health and metrics are left out). */
+function countRequests(app: NestFastifyApplication, metrics: IngestMetrics): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      if (request.url.startsWith('/v1/')) {
+        const name = request.url.slice(4).split(/[/?]/, 1)[0];
+        const route = Object.hasOwn(TRACKING_ROUTES, name) ? name : 'other';
+        metrics.requests.inc({ route, status: String(reply.statusCode) });
+      }
+      done();
+    });
 }
 
 if (require.main === module) {

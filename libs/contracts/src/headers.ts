@@ -23,6 +23,8 @@ export const HEADER = {
   dueAt: 'sluice-due-at',
   /** The webhook ids a retry still covers (comma-separated). */
   webhookIds: 'sluice-webhook-ids',
+  /** The write key of a record on the Kafka ingress topic (set by external producers). */
+  writeKey: 'sluice-write-key',
   /** The HTTP status of the last attempt, when there was one. */
   lastStatus: 'sluice-last-status',
 } as const;

@@ -5,6 +5,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { CommonConfig } from '@app/config';
 import { JsonLogger } from '@app/observability';
 
+import { ErrorOverrides, JsonErrorFilter } from './json-error.filter';
+
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
   /** Largest request body Fastify accepts, in bytes (Fastify's default is 1 MiB). */
@@ -14,22 +16,31 @@ export interface HttpAppOptions {
    * share one logger, since Nest's class loggers write through the last one installed.
    */
   readonly logger?: LoggerService;
+  /**
+   * Proxies (addresses or CIDRs) whose `X-Forwarded-For` is believed for the client address;
+   * none by default, so the socket's peer is the client.
+   */
+  readonly trustedProxies?: readonly string[];
+  /** Framework errors answered with another status and code than their own. */
+  readonly errorOverrides?: ErrorOverrides;
 }
 
 /**
- * Creates an app on the Fastify adapter with JSON logs; the caller may connect
- * microservices before {@link listen}.
+ * Creates an app on the Fastify adapter with JSON logs and `{ code, message }` error
+ * answers; the caller may connect microservices before {@link listen}.
  */
 export async function createHttpApp(
   module: unknown,
   config: CommonConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimitBytes });
+  const trustProxy = options.trustedProxies?.length ? [...options.trustedProxies] : false;
+  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimitBytes, trustProxy });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: options.logger ?? new JsonLogger(config.app, config.logLevel),
     abortOnError: false,
   });
+  app.useGlobalFilters(new JsonErrorFilter(options.errorOverrides));
   return app;
 }
 

@@ -1,2 +1,3 @@
 export * from './http-app';
 export * from './runtime.module';
+export * from './json-error.filter';

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 
 import { CommonConfig } from '@app/config';
 import { TOPIC } from '@app/contracts';
-import { KafkaModule, TopicAdmin, topicSpecs } from '@app/kafka';
+import { BatchProducerOptions, KafkaModule, TopicAdmin, topicSpecs } from '@app/kafka';
 import { HealthCheck, ObservabilityModule } from '@app/observability';
 import { pingDatabase, SettingsModule } from '@app/settings';
 
@@ -30,9 +30,14 @@ export function standardHealthChecks(admin: TopicAdmin, dataSource: DataSource):
 export class RuntimeModule {
   /**
    * @param config the app's typed configuration
-   * @param extraTopics logical topic names the app needs beyond the fixed ones (retry tiers)
+   * @param options.extraTopics logical topic names beyond the fixed ones (retry tiers)
+   * @param options.producer settings of the app's BatchProducer
    */
-  static forRoot(config: CommonConfig, extraTopics: readonly string[] = []): DynamicModule {
+  static forRoot(
+    config: CommonConfig,
+    options: { extraTopics?: readonly string[]; producer?: Partial<BatchProducerOptions> } = {},
+  ): DynamicModule {
+    const extraTopics = options.extraTopics ?? [];
     const { kafka, database } = config;
     return {
       module: RuntimeModule,
@@ -48,6 +53,7 @@ export class RuntimeModule {
             replicationFactor: kafka.replicationFactor,
             retentionMs: kafka.retentionMs,
           }),
+          producer: options.producer,
         }),
         SettingsModule.forRoot({
           database: {

@@ -1,0 +1,61 @@
+import { CallType, parseDateTime } from '@app/contracts';
+
+/** What enrichment needs beyond the call itself. */
+export interface EnrichContext {
+  /** When ingest received the request, epoch ms. */
+  readonly receivedAt: number;
+  /** The client's address, when known (HTTP). */
+  readonly ip?: string;
+  readonly newMessageId: () => string;
+  /** A batch's own `context` and `integrations`, merged under each message's. */
+  readonly batchContext?: Record<string, unknown>;
+  readonly batchIntegrations?: Record<string, unknown>;
+}
+
+/**
+ * Enriches a valid call in place (DESIGN.md section 5) and returns it: `type`; `messageId`
+ * when absent; `receivedAt`; `timestamp` from the server's clock when absent, or corrected for
+ * the client's clock skew when `sentAt` is given too (`originalTimestamp` keeps the sent
+ * value); `context` always an object, with the batch's context merged under it and
+ * `context.ip` filled when absent; the batch's integrations merged under the call's;
+ * `writeKey` removed.
+ */
+export function enrichCall(
+  type: CallType,
+  call: Record<string, unknown>,
+  ctx: EnrichContext,
+): Record<string, unknown> {
+  delete call.writeKey;
+  call.type = type;
+  if (call.messageId === undefined) call.messageId = ctx.newMessageId();
+  const receivedAt = new Date(ctx.receivedAt).toISOString();
+  call.receivedAt = receivedAt;
+  applyTimestamp(call, ctx.receivedAt, receivedAt);
+  const context = { ...ctx.batchContext, ...(call.context as Record<string, unknown> | undefined) };
+  if (context.ip === undefined && ctx.ip !== undefined) context.ip = ctx.ip;
+  call.context = context;
+  if (ctx.batchIntegrations) {
+    call.integrations = {
+      ...ctx.batchIntegrations,
+      ...(call.integrations as Record<string, unknown> | undefined),
+    };
+  }
+  return call;
+}
+
+function applyTimestamp(
+  call: Record<string, unknown>,
+  receivedAtMs: number,
+  receivedAt: string,
+): void {
+  const timestamp = call.timestamp as string | undefined;
+  const sentAt = call.sentAt as string | undefined;
+  if (timestamp === undefined) {
+    call.timestamp = receivedAt;
+    return;
+  }
+  if (sentAt === undefined) return; // kept as sent, however old (historical imports)
+  const skewMs = parseDateTime(sentAt) - parseDateTime(timestamp);
+  call.originalTimestamp = timestamp;
+  call.timestamp = new Date(receivedAtMs - skewMs).toISOString();
+}

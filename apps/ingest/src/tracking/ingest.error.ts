@@ -1,0 +1,37 @@
+/** Stable codes of the answers ingest refuses calls with. */
+export type IngestErrorCode =
+  | 'invalid_json'
+  | 'invalid_body'
+  | 'invalid_call'
+  | 'invalid_batch'
+  | 'call_too_large'
+  | 'request_too_large'
+  | 'unsupported_encoding'
+  | 'unauthorized'
+  | 'kafka_unavailable';
+
+const STATUS: Record<IngestErrorCode, number> = {
+  invalid_json: 400,
+  invalid_body: 400,
+  invalid_call: 400,
+  invalid_batch: 400,
+  call_too_large: 400,
+  request_too_large: 400,
+  unsupported_encoding: 415,
+  unauthorized: 401,
+  kafka_unavailable: 503,
+};
+
+/** A request ingest refuses; the controller answers `{ code, message }` with `status`. */
+export class IngestError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: IngestErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IngestError';
+    this.status = STATUS[code];
+  }
+}
