@@ -45,7 +45,9 @@ describe('every app boots against the real broker and database', () => {
     const shared = env();
     for (const [name, app] of Object.entries(APPS) as [AppName, (typeof APPS)[AppName]][]) {
       // Each entry pairs an app's loader with its starter; TypeScript cannot see that.
-      const start = app.start as (config: ReturnType<typeof app.load>) => ReturnType<typeof app.start>;
+      const start = app.start as (
+        config: ReturnType<typeof app.load>,
+      ) => ReturnType<typeof app.start>;
       started.set(name, await start(app.load(shared)));
     }
   });

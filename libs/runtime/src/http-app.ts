@@ -44,8 +44,12 @@ export async function createHttpApp(
   return app;
 }
 
-/** Starts connected microservices, then the HTTP server; returns the bound address. */
+/**
+ * Initializes the app (topics are created then), starts connected microservices, then the
+ * HTTP server; returns the bound address.
+ */
 export async function listen(app: NestFastifyApplication, config: CommonConfig): Promise<string> {
+  await app.init();
   await app.startAllMicroservices();
   await app.listen(config.http.port, config.http.host);
   const url = await app.getUrl();

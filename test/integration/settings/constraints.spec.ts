@@ -7,7 +7,7 @@ import {
 } from '@app/settings';
 import { type DataSource, QueryFailedError } from 'typeorm';
 
-import { createTestDatabase, newWriteKey, type TestDatabase } from './test-database';
+import { createTestDatabase, newWriteKey, type TestDatabase } from '../../helpers/test-database';
 
 /** SQLSTATE of the violations asserted below. */
 const UNIQUE_VIOLATION = '23505';

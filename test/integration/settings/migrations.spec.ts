@@ -7,7 +7,7 @@ import {
 } from '@app/settings';
 import type { DataSource } from 'typeorm';
 
-import { createTestDatabase, type TestDatabase } from './test-database';
+import { createTestDatabase, type TestDatabase } from '../../helpers/test-database';
 
 const EXPECTED_CONSTRAINTS = [
   'destination_kind_check',

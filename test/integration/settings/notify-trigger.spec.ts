@@ -9,7 +9,12 @@ import {
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 
-import { createTestDatabase, newWriteKey, type TestDatabase, waitFor } from './test-database';
+import {
+  createTestDatabase,
+  newWriteKey,
+  type TestDatabase,
+  waitFor,
+} from '../../helpers/test-database';
 
 describe('settings change notifications', () => {
   let database: TestDatabase;

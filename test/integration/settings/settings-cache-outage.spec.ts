@@ -8,7 +8,12 @@ import {
 import type { DataSource } from 'typeorm';
 
 import { RecordingLogger } from './recording-logger';
-import { createTestDatabase, newWriteKey, type TestDatabase, waitFor } from './test-database';
+import {
+  createTestDatabase,
+  newWriteKey,
+  type TestDatabase,
+  waitFor,
+} from '../../helpers/test-database';
 
 /** Long enough that no timer reload can happen during the test. */
 const ONE_HOUR_MS = 3_600_000;

@@ -9,7 +9,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 
 import { RecordingLogger } from './recording-logger';
-import { createTestDatabase, newWriteKey, type TestDatabase } from './test-database';
+import { createTestDatabase, newWriteKey, type TestDatabase } from '../../helpers/test-database';
 
 describe(SettingsModule.name, () => {
   let database: TestDatabase;

@@ -108,8 +108,7 @@ function accept(type: CallType, call: Record<string, unknown>, ctx: EnrichContex
 export function serializeRejected(item: unknown): string {
   const object = asObject(item);
   if (!object || !('writeKey' in object)) return JSON.stringify(item) ?? 'null';
-  const { writeKey: _removed, ...rest } = object;
-  return JSON.stringify(rest);
+  return JSON.stringify({ ...object, writeKey: undefined });
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {

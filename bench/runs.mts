@@ -1,0 +1,113 @@
+/**
+ * One measured run: the load tool against a server, or ProducerPerformance against Kafka,
+ * turned into a {@link Sample} with the CPU each process used in the measured window.
+ */
+import type { LoadResult, LoadSpec } from './load.mts';
+import { cpuSeconds, type Supervisor } from './processes.mts';
+import type { Sample } from './report.mts';
+import type { Target } from './stand.mts';
+
+const LOAD_TOOL = 'bench/load.mts';
+
+/** What one load run sends; the rest of the spec comes from the target. */
+export interface LoadPlan {
+  readonly path: string;
+  readonly bodies: readonly string[];
+  /** Events in one request (calls of a batch; 1 for a single call). */
+  readonly eventsPerRequest: number;
+  readonly connections: number;
+  readonly warmupMs: number;
+  readonly durationMs: number;
+  readonly ratePerSecond?: number;
+}
+
+/** A run's sample plus what went wrong in it, if anything. */
+export interface LoadOutcome {
+  readonly sample: Sample;
+  /** Unexpected answers or connection errors, for a warning. */
+  readonly problem?: string;
+}
+
+interface Window {
+  start?: { at: number; server?: number; broker?: number };
+  end?: { at: number; server?: number; broker?: number };
+  result?: LoadResult;
+}
+
+/** Drives `target` with the load tool in its own process; resolves when it is done. */
+export async function runLoad(
+  supervisor: Supervisor,
+  target: Target,
+  plan: LoadPlan,
+  writeKey: string,
+  brokerPid: number | undefined,
+): Promise<LoadOutcome> {
+  const spec: LoadSpec = {
+    host: '127.0.0.1',
+    port: target.port,
+    path: plan.path,
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
+      'Content-Type': 'application/json',
+    },
+    bodies: plan.bodies,
+    connections: plan.connections,
+    warmupMs: plan.warmupMs,
+    durationMs: plan.durationMs,
+    ratePerSecond: plan.ratePerSecond,
+    expectBody: '{"success":true}',
+  };
+  const load = supervisor.spawn('load tool', process.execPath, [LOAD_TOOL], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const window: Window = {};
+  const mark = () => ({
+    at: performance.now(),
+    server: cpuSeconds(target.pid),
+    broker: cpuSeconds(brokerPid),
+  });
+  load.onLine((line) => {
+    const message = JSON.parse(line) as { event?: string } & LoadResult;
+    if (message.event === 'window-start') window.start = mark();
+    else if (message.event === 'window-end') window.end = mark();
+    else window.result = message;
+  });
+  load.child.stdin?.end(JSON.stringify(spec));
+  const code = await load.exited;
+  if (code !== 0 || !window.result || !window.start || !window.end) {
+    throw new Error(load.describeExit());
+  }
+  return outcome(window.result, window.start, window.end, plan.eventsPerRequest);
+}
+
+function outcome(
+  result: LoadResult,
+  start: NonNullable<Window['start']>,
+  end: NonNullable<Window['end']>,
+  eventsPerRequest: number,
+): LoadOutcome {
+  const seconds = (end.at - start.at) / 1000;
+  const cores = (from?: number, to?: number) =>
+    from === undefined || to === undefined ? undefined : (to - from) / seconds;
+  const serverCores = cores(start.server, end.server);
+  const events = result.ok * eventsPerRequest;
+  const sample: Sample = {
+    value: result.okPerSecond * eventsPerRequest,
+    p50Ms: result.latencyMs.p50,
+    p99Ms: result.latencyMs.p99,
+    serverCores,
+    brokerCores: cores(start.broker, end.broker),
+    clientCores: result.clientCpuSeconds / result.windowSeconds,
+    serverCpuUs:
+      serverCores === undefined || events === 0
+        ? undefined
+        : ((serverCores * seconds) / events) * 1e6,
+  };
+  const problems = [
+    result.unexpected > 0
+      ? `${result.unexpected} unexpected answers (first: ${result.firstUnexpected})`
+      : '',
+    result.errors > 0 ? `${result.errors} connection errors` : '',
+  ].filter(Boolean);
+  return { sample, problem: problems.length > 0 ? problems.join('; ') : undefined };
+}

@@ -1,0 +1,177 @@
+/**
+ * What the benchmark runs against: a source row, the ingest app with fresh topics, the bare
+ * `node:http` server, and Kafka's own topic for ProducerPerformance. Everything it creates it
+ * removes again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+import type { Admin } from 'kafkajs';
+import pg from 'pg';
+
+import { createTopics, deleteTopicsWithPrefix, kafkaClient } from './kafka.mts';
+import {
+  firstJsonLine,
+  freePort,
+  type Managed,
+  sleep,
+  type Supervisor,
+  waitForHttp,
+} from './processes.mts';
+
+/** Longest wait for ingest to report ready (it creates its topics first). */
+const READY_TIMEOUT_MS = 90_000;
+/** Ingest loads the settings cache at boot; a little more time for its LISTEN and producer. */
+const SETTLE_MS = 1_500;
+const INGEST_MAIN = 'dist/apps/ingest/src/main.js';
+const BARE_SERVER = 'bench/bare-server.mts';
+/** The build of libs/contracts, where topic names are defined once. */
+const CONTRACTS = '../dist/libs/contracts/src/index.js';
+
+/** What the stand needs to know. */
+export interface StandOptions {
+  readonly brokers: string;
+  readonly databaseUrl: string;
+  readonly partitions: number;
+}
+
+/** A server under test. */
+export interface Target {
+  readonly name: string;
+  readonly port: number;
+  readonly pid: number;
+}
+
+export class Stand {
+  /** Unique per run, so every topic and consumer group is fresh. */
+  readonly prefix = `bench.${Date.now().toString(36)}.`;
+  readonly writeKey = `bench-${randomBytes(16).toString('hex')}`;
+  readonly perfTopic = `${this.prefix}bench.producer-perf`;
+  readonly kafka;
+  ingest?: Target;
+  bare?: Target;
+  private database?: pg.Client;
+  private admin?: Admin;
+  private sourceId?: string;
+  private processes: Managed[] = [];
+  private tornDown?: Promise<void>;
+
+  private readonly options: StandOptions;
+  private readonly supervisor: Supervisor;
+
+  constructor(options: StandOptions, supervisor: Supervisor) {
+    this.options = options;
+    this.supervisor = supervisor;
+    this.kafka = kafkaClient(options.brokers);
+  }
+
+  get callsTopic(): string {
+    return `${this.prefix}sluice.calls.v1`;
+  }
+
+  async setUp(): Promise<void> {
+    this.database = new pg.Client({ connectionString: this.options.databaseUrl });
+    await this.database.connect();
+    const inserted = await this.database.query<{ id: string }>(
+      'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
+      [`bench ${this.prefix}`, this.writeKey],
+    );
+    this.sourceId = inserted.rows[0].id;
+    this.admin = this.kafka.admin();
+    await this.admin.connect();
+    await createTopics(
+      this.admin,
+      [this.perfTopic, ...ingestTopics().map((name) => `${this.prefix}${name}`)],
+      this.options.partitions,
+    );
+    [this.ingest, this.bare] = await Promise.all([this.startIngest(), this.startBare()]);
+    await sleep(SETTLE_MS);
+  }
+
+  /** Stops the servers, deletes the source, the run's topics and consumer groups. */
+  tearDown(): Promise<void> {
+    this.tornDown ??= this.removeAll();
+    return this.tornDown;
+  }
+
+  /** Throws when a server died during a run. */
+  ensureRunning(): void {
+    const dead = this.processes.find((p) => !p.running);
+    if (dead) throw new Error(dead.describeExit());
+  }
+
+  private async startIngest(): Promise<Target> {
+    const port = await freePort();
+    const ingest = this.supervisor.spawn(
+      'ingest',
+      process.execPath,
+      ['--disable-warning=TimeoutNegativeWarning', INGEST_MAIN],
+      {
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: this.options.brokers,
+          DATABASE_URL: this.options.databaseUrl,
+          KAFKA_TOPIC_PREFIX: this.prefix,
+          KAFKA_TOPIC_PARTITIONS: String(this.options.partitions),
+          INGEST_PORT: String(port),
+          HTTP_HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+        },
+      },
+    );
+    this.processes.push(ingest);
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, ingest, READY_TIMEOUT_MS);
+    return { name: 'ingest', port, pid: ingest.pid };
+  }
+
+  private async startBare(): Promise<Target> {
+    const bare = this.supervisor.spawn('bare node:http', process.execPath, [BARE_SERVER], {});
+    this.processes.push(bare);
+    const { port } = (await firstJsonLine(bare, 10_000)) as { port: number };
+    return { name: 'bare node:http', port, pid: bare.pid };
+  }
+
+  private async removeAll(): Promise<void> {
+    const problems: string[] = [];
+    const attempt = async (what: string, step: () => Promise<unknown>) => {
+      try {
+        await step();
+      } catch (error) {
+        problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    };
+    await this.supervisor.stopAll();
+    if (this.database) {
+      const database = this.database;
+      // Its usage rows go with it (ON DELETE CASCADE).
+      if (this.sourceId) {
+        const id = this.sourceId;
+        await attempt('delete source', () =>
+          database.query('DELETE FROM source WHERE id = $1', [id]),
+        );
+      }
+      await attempt('close PostgreSQL', () => database.end());
+    }
+    if (this.admin) {
+      const admin = this.admin;
+      await attempt('delete topics', () => deleteTopicsWithPrefix(admin, this.prefix));
+      await attempt('delete consumer groups', async () => {
+        const { groups } = await admin.listGroups();
+        const ours = groups.map((g) => g.groupId).filter((id) => id.startsWith(this.prefix));
+        if (ours.length > 0) await admin.deleteGroups(ours);
+      });
+      await attempt('close Kafka admin', () => admin.disconnect());
+    }
+    for (const problem of problems) process.stderr.write(`cleanup: ${problem}\n`);
+  }
+}
+
+/**
+ * The topics ingest creates at start-up. The bench creates them first: ingest subscribes its
+ * Kafka ingress (startAllMicroservices) before its modules' start-up hooks create the topics,
+ * so on a fresh prefix it stops with "This server does not host this topic-partition".
+ */
+function ingestTopics(): string[] {
+  const contracts = createRequire(import.meta.url)(CONTRACTS) as { TOPIC: Record<string, string> };
+  return Object.values(contracts.TOPIC);
+}
