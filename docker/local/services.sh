@@ -2,7 +2,7 @@
 # Local Kafka and PostgreSQL for tests and local runs, without Docker.
 #
 #   docker/local/services.sh up      start what is needed (idempotent), print the env to use
-#   docker/local/services.sh down    stop what this script started
+#   docker/local/services.sh down    stop them (a service named by KAFKA_BROKERS / DATABASE_URL is left alone)
 #   docker/local/services.sh status  say what runs
 #   docker/local/services.sh run CMD...  `up` when KAFKA_BROKERS / DATABASE_URL are unset, then CMD
 #
@@ -22,6 +22,8 @@ PG_VERSION="${SLUICE_LOCAL_PG_VERSION:-15}"
 KAFKA_READY_SECONDS=90
 
 KAFKA_DIR="$LOCAL_DIR/kafka"
+# The jars may be shared by several local brokers (tests start a spare one).
+KAFKA_LIBS="${SLUICE_LOCAL_KAFKA_LIBS:-$KAFKA_DIR/libs}"
 PG_DIR="$LOCAL_DIR/postgres"
 LOCAL_KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 LOCAL_DATABASE_URL="postgres://sluice:sluice@127.0.0.1:$PG_PORT/sluice"
@@ -51,19 +53,19 @@ kafka_pid() {
 
 # Resolves the jars once per version of the POM (a stamp records which one).
 kafka_jars() {
-  local stamp="$KAFKA_DIR/libs/.pom.sha256" want
+  local stamp="$KAFKA_LIBS/.pom.sha256" want
   want="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1)"
   if [[ "$(cat "$stamp" 2>/dev/null || true)" == "$want" ]]; then return; fi
   log "resolving Kafka jars with Maven (first run only)"
-  rm -rf "$KAFKA_DIR/libs"
+  rm -rf "$KAFKA_LIBS"
   mvn -q -B -f "$HERE/pom.xml" \
     org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$KAFKA_DIR/libs" >&2 ||
+    -DincludeScope=runtime -DoutputDirectory="$KAFKA_LIBS" >&2 ||
     fail "Maven could not resolve the Kafka jars (see the output above)."
   echo "$want" >"$stamp"
 }
 
-kafka_java() { java -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" "$@"; }
+kafka_java() { java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" "$@"; }
 
 kafka_config() {
   mkdir -p "$KAFKA_DIR/data" "$KAFKA_DIR/logs"
@@ -82,7 +84,7 @@ kafka_config() {
 
 # A real protocol round trip: ClusterTool asks the broker for its cluster id.
 kafka_answers() {
-  timeout 20 java -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
+  timeout 20 java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
     org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "$LOCAL_KAFKA_BROKERS" >/dev/null 2>&1
 }
 
@@ -97,7 +99,7 @@ kafka_up() {
   local started=$SECONDS
   log "starting Kafka at $LOCAL_KAFKA_BROKERS (logs: $KAFKA_DIR/logs)"
   KAFKA_HEAP_OPTS="" nohup java -Xms256m -Xmx768m -XX:+UseG1GC -Djava.awt.headless=true \
-    -cp "$KAFKA_DIR/libs/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
+    -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
     -Dkafka.logs.dir="$KAFKA_DIR/logs" \
     kafka.Kafka "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/logs/kafka.out" 2>&1 &
   echo $! >"$KAFKA_DIR/kafka.pid"
@@ -201,7 +203,11 @@ up() {
 
 case "${1:-}" in
   up) up ;;
-  down) kafka_down; pg_down ;;
+  down)
+    # Like `up`, a service given through its variable is not this script's to stop.
+    if [[ -z "${KAFKA_BROKERS:-}" ]]; then kafka_down; fi
+    if [[ -z "${DATABASE_URL:-}" ]]; then pg_down; fi
+    ;;
   status)
     if [[ -n "$(kafka_pid)" ]]; then echo "kafka: running at $LOCAL_KAFKA_BROKERS"; else echo "kafka: stopped"; fi
     if pg_answers; then echo "postgres: running at 127.0.0.1:$PG_PORT"; else echo "postgres: stopped"; fi

@@ -51,7 +51,7 @@ export class IngestHarness {
     }).initialize();
     await runMigrations(dataSource);
     await dataSource.destroy();
-    const { kafkaBrokers } = serviceEnv();
+    const kafkaBrokers = env.KAFKA_BROKERS?.split(',') ?? serviceEnv().kafkaBrokers;
     this.app = await startIngest(
       loadIngestConfig({
         KAFKA_BROKERS: kafkaBrokers.join(','),

@@ -11,6 +11,7 @@ import { eventually } from './services';
 export class TopicReader {
   readonly records: IncomingRecord[] = [];
   private consumer?: ReturnType<ReturnType<KafkaConnection['client']>['consumer']>;
+  private stopped = false;
 
   constructor(
     private readonly connection: KafkaConnection,
@@ -21,6 +22,7 @@ export class TopicReader {
     const consumer = this.connection.client().consumer({
       groupId: `test-reader-${randomBytes(4).toString('hex')}`,
       maxWaitTimeInMs: 200,
+      retry: { restartOnFailure: () => Promise.resolve(!this.stopped) },
     });
     this.consumer = consumer;
     await consumer.connect();
@@ -45,6 +47,7 @@ export class TopicReader {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.consumer?.disconnect();
   }
 

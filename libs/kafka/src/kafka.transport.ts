@@ -49,6 +49,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly log = new Logger(KafkaTransport.name);
   private readonly now: () => number;
   private consumer?: Consumer;
+  private closing = false;
   /** Resume timers by `topic:partition`. */
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
 
@@ -68,6 +69,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
     // disconnect() waits for the batches in flight, whose finished prefixes are committed.
@@ -93,6 +95,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
       allowAutoTopicCreation: false,
+      // kafkajs restarts a crashed consumer (e.g. after a broker outage) on a timer; once
+      // closing, a restart would leave a consumer nobody stops.
+      retry: { restartOnFailure: () => Promise.resolve(!this.closing) },
     });
     this.consumer = consumer;
     // After a rebalance, nothing may stay paused by a timer that belonged to the old

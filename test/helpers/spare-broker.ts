@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const ROOT = resolve(__dirname, '..', '..');
+const SERVICES = join(ROOT, 'docker', 'local', 'services.sh');
+
+/**
+ * A Kafka broker of a test's own, started and stopped by the project's local-services script,
+ * for tests that take the broker away (the shared one must stay up for the others). Its data
+ * survives a stop, so a restarted broker still holds what was acknowledged.
+ */
+export class SpareBroker {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'sluice-spare-kafka-'));
+  readonly port = 20_000 + Math.floor(Math.random() * 20_000);
+
+  get brokers(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    await this.services('up');
+  }
+
+  async stop(): Promise<void> {
+    await this.services('down');
+  }
+
+  /** Stops the broker and removes its data. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async services(command: 'up' | 'down'): Promise<void> {
+    await run('bash', [SERVICES, command], {
+      timeout: 120_000,
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: '',
+        // Set, so the script leaves PostgreSQL alone.
+        DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
+        SLUICE_LOCAL_DIR: this.dir,
+        SLUICE_LOCAL_KAFKA_PORT: String(this.port),
+        SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(this.port + 1),
+        SLUICE_LOCAL_KAFKA_LIBS:
+          process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+      },
+    });
+  }
+}
