@@ -1,0 +1,81 @@
+import { enrichCall, EnrichContext } from './enrich';
+
+const RECEIVED = Date.parse('2026-11-22T10:00:00.000Z');
+const ctx: EnrichContext = {
+  receivedAt: RECEIVED,
+  ip: '198.51.100.7',
+  newMessageId: () => 'generated-id',
+};
+
+describe(enrichCall.name, () => {
+  it('fills type, messageId, receivedAt, timestamp, context and ip; removes writeKey', () => {
+    const call = enrichCall(
+      'track',
+      { userId: 'u', event: 'E', writeKey: 'secret', type: 'page' },
+      ctx,
+    );
+    expect(call).toEqual({
+      userId: 'u',
+      event: 'E',
+      type: 'track',
+      messageId: 'generated-id',
+      receivedAt: '2026-11-22T10:00:00.000Z',
+      timestamp: '2026-11-22T10:00:00.000Z',
+      context: { ip: '198.51.100.7' },
+    });
+  });
+
+  it('keeps a messageId, a context ip and a timestamp without sentAt as sent', () => {
+    const call = enrichCall(
+      'identify',
+      {
+        userId: 'u',
+        messageId: 'm',
+        timestamp: '2025-01-01T00:00:00+0100',
+        context: { ip: '192.0.2.1' },
+      },
+      ctx,
+    );
+    expect(call).toMatchObject({
+      messageId: 'm',
+      timestamp: '2025-01-01T00:00:00+0100',
+      context: { ip: '192.0.2.1' },
+    });
+    expect(call).not.toHaveProperty('originalTimestamp');
+  });
+
+  it('corrects the clock skew between timestamp and sentAt', () => {
+    const call = enrichCall(
+      'track',
+      {
+        userId: 'u',
+        event: 'E',
+        timestamp: '2026-11-22T12:59:30+0300',
+        sentAt: '2026-11-22T10:00:00Z',
+      },
+      ctx,
+    );
+    // The event happened 30 s before sending (09:59:30Z against 10:00:00Z): 30 s before receipt.
+    expect(call.timestamp).toBe('2026-11-22T09:59:30.000Z');
+    expect(call.originalTimestamp).toBe('2026-11-22T12:59:30+0300');
+  });
+
+  it("merges a batch's context and integrations under the call's own", () => {
+    const call = enrichCall(
+      'track',
+      { userId: 'u', event: 'E', context: { locale: 'fr' }, integrations: { Webhooks: false } },
+      {
+        ...ctx,
+        batchContext: { locale: 'de', app: { name: 'a' } },
+        batchIntegrations: { All: false, Webhooks: true },
+      },
+    );
+    expect(call.context).toEqual({ locale: 'fr', app: { name: 'a' }, ip: '198.51.100.7' });
+    expect(call.integrations).toEqual({ All: false, Webhooks: false });
+  });
+
+  it('leaves context.ip out when the address is unknown (Kafka ingress)', () => {
+    const call = enrichCall('page', { anonymousId: 'a' }, { ...ctx, ip: undefined });
+    expect(call.context).toEqual({});
+  });
+});
