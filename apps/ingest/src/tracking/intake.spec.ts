@@ -22,9 +22,7 @@ describe(takeCall.name, () => {
   });
 
   it('throws invalid_call with the field and rule', () => {
-    expect(() => takeCall('alias', { userId: 'u' }, ctx)).toThrow(
-      expect.objectContaining({ code: 'invalid_call' }),
-    );
+    expect(thrownCode(() => takeCall('alias', { userId: 'u' }, ctx))).toBe('invalid_call');
   });
 });
 
@@ -49,9 +47,7 @@ describe(takeBatch.name, () => {
 
   it('refuses a batch that is not a non-empty array', () => {
     for (const batch of [undefined, [], {}, 'x']) {
-      expect(() => takeBatch({ batch }, ctx, 10)).toThrow(
-        expect.objectContaining({ code: 'invalid_batch' }),
-      );
+      expect(thrownCode(() => takeBatch({ batch }, ctx, 10))).toBe('invalid_batch');
     }
   });
 });
@@ -63,3 +59,13 @@ describe(serializeRejected.name, () => {
     expect(serializeRejected(undefined)).toBe('null');
   });
 });
+
+/** The `code` of what `fn` throws. */
+function thrownCode(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return (error as { code?: unknown }).code;
+  }
+  return undefined;
+}
