@@ -2,13 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { MAX_REQUEST_BYTES } from '@app/contracts';
 import { KafkaConnection, KafkaTransport } from '@app/kafka';
-import {
-  closeOnSignal,
-  createHttpApp,
-  exitOnStartupError,
-  HttpAppOptions,
-  listen,
-} from '@app/runtime';
+import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
@@ -73,9 +67,4 @@ function countRequests(app: NestFastifyApplication, metrics: IngestMetrics): voi
     });
 }
 
-if (require.main === module) {
-  (async () => {
-    const config = loadIngestConfig();
-    closeOnSignal([await startIngest(config)], config.shutdownTimeoutMs);
-  })().catch(exitOnStartupError);
-}
+if (require.main === module) runMain(loadIngestConfig, (config) => startIngest(config));

@@ -1,12 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import {
-  closeOnSignal,
-  createHttpApp,
-  exitOnStartupError,
-  HttpAppOptions,
-  listen,
-} from '@app/runtime';
+import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule } from './app.module';
 import { RouterConfig, loadRouterConfig } from './config';
@@ -21,9 +15,4 @@ export async function startRouter(
   return app;
 }
 
-if (require.main === module) {
-  (async () => {
-    const config = loadRouterConfig();
-    closeOnSignal([await startRouter(config)], config.shutdownTimeoutMs);
-  })().catch(exitOnStartupError);
-}
+if (require.main === module) runMain(loadRouterConfig, (config) => startRouter(config));

@@ -92,3 +92,17 @@ export function exitOnStartupError(error: unknown): never {
   );
   process.exit(1);
 }
+
+/**
+ * The body of an app's `main.ts` when run as a program: reads the configuration, starts the
+ * app, and closes it on SIGTERM or SIGINT; a start-up failure exits with status 1.
+ */
+export function runMain<C extends CommonConfig>(
+  load: () => C,
+  start: (config: C) => Promise<INestApplication>,
+): void {
+  (async () => {
+    const config = load();
+    closeOnSignal([await start(config)], config.shutdownTimeoutMs);
+  })().catch(exitOnStartupError);
+}
