@@ -53,7 +53,7 @@ describe('the tracking API', () => {
       expect(headerText(record, HEADER.callType)).toBe(type);
       expect(headerText(record, HEADER.integrations)).toBe('{"Webhooks":true}');
       const call = json(record);
-      expect(call).toMatchObject({ type, userId: 'user-1', messageId, ...fields });
+      expect(call).toMatchObject({ version: 1, type, userId: 'user-1', messageId, ...fields });
       expect(call.context).toEqual({ ip: '127.0.0.1' });
       // No timestamp was sent: the server's time is used, equal to receivedAt.
       expect(call.timestamp).toBe(call.receivedAt);

@@ -17,6 +17,8 @@ describe(enrichCall.name, () => {
     expect(call).toEqual({
       userId: 'u',
       event: 'E',
+      version: 1,
+      properties: {},
       type: 'track',
       messageId: 'generated-id',
       receivedAt: '2026-11-22T10:00:00.000Z',
@@ -77,5 +79,41 @@ describe(enrichCall.name, () => {
   it('leaves context.ip out when the address is unknown (Kafka ingress)', () => {
     const call = enrichCall('page', { anonymousId: 'a' }, { ...ctx, ip: undefined });
     expect(call.context).toEqual({});
+  });
+
+  it('sets version 1 over a sent one and gives each type its objects', () => {
+    expect(enrichCall('identify', { userId: 'u', version: 2 }, ctx)).toMatchObject({
+      version: 1,
+      traits: {},
+    });
+    expect(enrichCall('group', { userId: 'u', groupId: 'g' }, ctx)).toMatchObject({ traits: {} });
+    expect(enrichCall('alias', { userId: 'u', previousId: 'p' }, ctx)).not.toHaveProperty('traits');
+  });
+
+  it('fills page properties from context.page where absent', () => {
+    const call = enrichCall(
+      'page',
+      {
+        userId: 'u',
+        properties: { title: 'Own title' },
+        context: {
+          page: {
+            path: '/p',
+            referrer: 'https://r.example',
+            title: 'Page title',
+            url: 'https://x.example/p',
+            search: '?q',
+          },
+        },
+      },
+      ctx,
+    );
+    expect(call.properties).toEqual({
+      title: 'Own title',
+      path: '/p',
+      referrer: 'https://r.example',
+      url: 'https://x.example/p',
+    });
+    expect(enrichCall('page', { userId: 'u' }, ctx).properties).toEqual({});
   });
 });

@@ -12,8 +12,13 @@ export interface EnrichContext {
   readonly batchIntegrations?: Record<string, unknown>;
 }
 
+/** Page fields filled into `properties` from `context.page` when absent. */
+const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const;
+
 /**
- * Enriches a valid call in place (DESIGN.md section 5) and returns it: `type`; `messageId`
+ * Enriches a valid call in place (DESIGN.md section 5) and returns it, already in the shape
+ * of the outbound webhook body (DESIGN.md section 3), so that later stages pass its bytes on
+ * without parsing: `version` 1 (a sent value is overwritten); `type`; `messageId`
  * when absent; `receivedAt`; `timestamp` from the server's clock when absent, or corrected for
  * the client's clock skew when `sentAt` is given too (`originalTimestamp` keeps the sent
  * value); `context` always an object, with the batch's context merged under it and
@@ -26,6 +31,7 @@ export function enrichCall(
   ctx: EnrichContext,
 ): Record<string, unknown> {
   delete call.writeKey;
+  call.version = 1;
   call.type = type;
   if (call.messageId === undefined) call.messageId = ctx.newMessageId();
   const receivedAt = new Date(ctx.receivedAt).toISOString();
@@ -40,7 +46,29 @@ export function enrichCall(
       ...(call.integrations as Record<string, unknown> | undefined),
     };
   }
+  shapeBody(type, call, context);
   return call;
+}
+
+/**
+ * The objects each type always carries: `properties` for track and page (a page's filled
+ * from `context.page` where absent), `traits` for identify and group.
+ */
+function shapeBody(
+  type: CallType,
+  call: Record<string, unknown>,
+  context: Record<string, unknown>,
+): void {
+  if (type === 'track' || type === 'page') call.properties ??= {};
+  if (type === 'identify' || type === 'group') call.traits ??= {};
+  if (type !== 'page') return;
+  const page = context.page;
+  if (page === null || typeof page !== 'object') return;
+  const properties = call.properties as Record<string, unknown>;
+  for (const field of PAGE_FIELDS) {
+    const value = (page as Record<string, unknown>)[field];
+    if (properties[field] === undefined && value !== undefined) properties[field] = value;
+  }
 }
 
 function applyTimestamp(
