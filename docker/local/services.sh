@@ -194,6 +194,16 @@ pg_down() {
 
 # ---------------------------------------------------------------- commands
 
+# 32 random bytes, base64, kept in $LOCAL_DIR/NAME (readable by its owner only).
+local_secret() {
+  local file="$LOCAL_DIR/$1"
+  if [[ ! -s "$file" ]]; then
+    mkdir -p "$LOCAL_DIR"
+    (umask 077 && head -c 32 /dev/urandom | base64 >"$file")
+  fi
+  cat "$file"
+}
+
 up() {
   if [[ -z "${KAFKA_BROKERS:-}" ]]; then kafka_up; fi
   if [[ -z "${DATABASE_URL:-}" ]]; then pg_up; fi
@@ -218,6 +228,9 @@ case "${1:-}" in
     up >/dev/null
     export KAFKA_BROKERS="${KAFKA_BROKERS:-$LOCAL_KAFKA_BROKERS}"
     export DATABASE_URL="${DATABASE_URL:-$LOCAL_DATABASE_URL}"
+    # Local runs get an admin token and an encryption key of their own, made once.
+    export ADMIN_TOKENS="${ADMIN_TOKENS:-$(local_secret admin-token)}"
+    export SECRETS_ENCRYPTION_KEY="${SECRETS_ENCRYPTION_KEY:-$(local_secret secrets-key)}"
     exec "$@"
     ;;
   *) echo "usage: $0 up|down|status|run COMMAND..." >&2; exit 2 ;;

@@ -10,7 +10,7 @@ import { loadRouterConfig } from '../../apps/router/src/config';
 import { startRouter } from '../../apps/router/src/main';
 import { ConfigError } from '@app/config';
 
-import { serviceEnv, uniquePrefix } from '../helpers/services';
+import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, uniquePrefix } from '../helpers/services';
 
 const APPS = {
   ingest: { load: loadIngestConfig, start: startIngest, port: 'INGEST_PORT' },
@@ -34,6 +34,8 @@ function env(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
     ADMIN_PORT: '0',
     ROUTER_PORT: '0',
     DISPATCHER_PORT: '0',
+    ADMIN_TOKENS: TEST_ADMIN_TOKEN,
+    SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
     ...overrides,
   };
 }

@@ -10,6 +10,10 @@ export function serviceEnv(): { kafkaBrokers: string[]; databaseUrl: string } {
   return { kafkaBrokers: brokers.split(','), databaseUrl };
 }
 
+/** The admin token and encryption key the tests' apps use (never real secrets). */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
 /** A topic prefix no other test uses, so each test has topics of its own. */
 export function uniquePrefix(label: string): string {
   return `t-${label}-${randomBytes(4).toString('hex')}.`;

@@ -34,7 +34,13 @@ async function main(): Promise<void> {
   const lines = names.map(
     (name, i) => `  ${name.padEnd(10)} ${urls[i]}  (health: ${urls[i]}/health/ready)`,
   );
-  process.stdout.write(`\nSluice is running:\n${lines.join('\n')}\nCtrl-C stops it.\n\n`);
+  const help = [
+    'The admin API takes the bearer token in ADMIN_TOKENS (npm start: .local/admin-token);',
+    `its OpenAPI document: ${urls[1]}/admin/v1/openapi.json`,
+  ];
+  process.stdout.write(
+    `\nSluice is running:\n${lines.join('\n')}\n${help.join('\n')}\nCtrl-C stops it.\n\n`,
+  );
   closeOnSignal(apps, configs.ingest.shutdownTimeoutMs);
 }
 

@@ -1,6 +1,6 @@
 import { IsInt, Max, Min } from 'class-validator';
 
-import { BaseEnv, CommonConfig, commonConfig, readEnv } from '@app/config';
+import { BaseEnv, CommonConfig, commonConfig, deepFreeze, readEnv } from '@app/config';
 
 /** The router app's variables: the shared ones plus its own. */
 class RouterEnv extends BaseEnv {
@@ -9,13 +9,41 @@ class RouterEnv extends BaseEnv {
   @Min(0)
   @Max(65_535)
   ROUTER_PORT: number = 8082;
+
+  /** Partitions of `sluice.calls.v1` handled at once by one router process. */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  ROUTER_PARTITIONS_CONCURRENTLY: number = 3;
+
+  /**
+   * Calls of one partition of `sluice.calls.v1` in flight at once (calls of one user stay in
+   * order). Concurrent calls share produce requests, so this bounds the records per request.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(5_000)
+  ROUTER_MAX_IN_FLIGHT: number = 64;
 }
 
 /** The router app's typed, frozen configuration. */
-export type RouterConfig = CommonConfig;
+export interface RouterConfig extends CommonConfig {
+  readonly router: {
+    /** Partitions of the calls topic handled at once by this process. */
+    readonly partitionsConcurrently: number;
+    /** Calls of one partition in flight at once. */
+    readonly maxInFlightPerPartition: number;
+  };
+}
 
 /** Reads and validates the router app's configuration; the only reader of `process.env`. */
 export function loadRouterConfig(env: NodeJS.ProcessEnv = process.env): RouterConfig {
   const vars = readEnv(RouterEnv, env);
-  return commonConfig('router', vars, vars.ROUTER_PORT);
+  return deepFreeze({
+    ...commonConfig('router', vars, vars.ROUTER_PORT),
+    router: {
+      partitionsConcurrently: vars.ROUTER_PARTITIONS_CONCURRENTLY,
+      maxInFlightPerPartition: vars.ROUTER_MAX_IN_FLIGHT,
+    },
+  });
 }

@@ -1,16 +1,29 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
+import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule } from './app.module';
 import { RouterConfig, loadRouterConfig } from './config';
 
-/** Creates and starts the router app. */
+/** Pause of a partition after Kafka refused a delivery, before the call is tried again. */
+const FAILURE_BACKOFF_MS = 1_000;
+
+/** Creates and starts the router app: the consumer of `sluice.calls.v1`, health and metrics. */
 export async function startRouter(
   config: RouterConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  app.connectMicroservice({
+    strategy: new KafkaTransport({
+      connection: app.get(KafkaConnection),
+      groupId: `${config.kafka.topicPrefix}sluice-router`,
+      partitionsConcurrently: config.router.partitionsConcurrently,
+      maxInFlightPerPartition: config.router.maxInFlightPerPartition,
+      failureBackoffMs: FAILURE_BACKOFF_MS,
+    }),
+  });
   await listen(app, config);
   return app;
 }

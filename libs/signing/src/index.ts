@@ -1,1 +1,2 @@
 export * from './hmac';
+export * from './secret-box';

@@ -1,0 +1,43 @@
+import { DestinationEntity, WebhookEntity } from '@app/settings';
+
+/** A webhook entry as the API shows it. */
+export interface WebhookView {
+  readonly id: string;
+  readonly position: number;
+  readonly url: string;
+  readonly headers: Record<string, string>;
+}
+
+/** A destination as the API shows it: whether a shared secret is set, never the secret. */
+export interface DestinationView {
+  readonly id: string;
+  readonly sourceId: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly sharedSecretSet: boolean;
+  readonly webhooks: WebhookView[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export function destinationView(
+  d: DestinationEntity,
+  webhooks: readonly WebhookEntity[],
+): DestinationView {
+  return {
+    id: d.id,
+    sourceId: d.sourceId,
+    kind: d.kind,
+    name: d.name,
+    enabled: d.enabled,
+    sharedSecretSet: d.sharedSecretCiphertext !== null,
+    webhooks: [...webhooks].sort((a, b) => a.position - b.position).map(webhookView),
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: d.updatedAt.toISOString(),
+  };
+}
+
+export function webhookView(w: WebhookEntity): WebhookView {
+  return { id: w.id, position: w.position, url: w.url, headers: w.headers };
+}

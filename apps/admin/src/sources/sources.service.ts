@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+
+import { Injectable } from '@nestjs/common';
+import { DataSource, Repository } from 'typeorm';
+
+import { readUsage, SourceEntity } from '@app/settings';
+
+import { notFound } from '../admin.errors';
+import { CreateSourceDto, UpdateSourceDto } from './source.dto';
+
+/** A source as the API shows it: never with its write key, except when one is made. */
+export interface SourceView {
+  readonly id: string;
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** Days of usage shown when the query names none. */
+const DEFAULT_USAGE_DAYS = 30;
+
+/** Sources and their write keys. */
+@Injectable()
+export class SourcesService {
+  private readonly sources: Repository<SourceEntity>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.sources = dataSource.getRepository(SourceEntity);
+  }
+
+  /** Creates an enabled source with a new write key, returned this once. */
+  async create(dto: CreateSourceDto): Promise<SourceView & { writeKey: string }> {
+    const writeKey = newWriteKey();
+    const saved = await this.sources.save(
+      this.sources.create({ name: dto.name, writeKey, enabled: true }),
+    );
+    return { ...view(saved), writeKey };
+  }
+
+  async list(): Promise<SourceView[]> {
+    return (await this.sources.find({ order: { createdAt: 'ASC' } })).map(view);
+  }
+
+  async get(id: string): Promise<SourceView> {
+    return view(await this.find(id));
+  }
+
+  async update(id: string, dto: UpdateSourceDto): Promise<SourceView> {
+    const source = await this.find(id);
+    if (dto.name !== undefined) source.name = dto.name;
+    if (dto.enabled !== undefined) source.enabled = dto.enabled;
+    return view(await this.sources.save(source));
+  }
+
+  /** Replaces the write key; the old one stops working at once. */
+  async rotateWriteKey(id: string): Promise<SourceView & { writeKey: string }> {
+    const source = await this.find(id);
+    source.writeKey = newWriteKey();
+    const saved = await this.sources.save(source);
+    return { ...view(saved), writeKey: saved.writeKey };
+  }
+
+  /** Deletes the source with its destination and webhooks. */
+  async remove(id: string): Promise<void> {
+    const result = await this.sources.delete({ id });
+    if (!result.affected) throw notFound('source');
+  }
+
+  /** Calls accepted per UTC day, as counted by ingest. */
+  async usage(id: string, from?: string, to?: string): Promise<{ day: string; calls: number }[]> {
+    await this.find(id);
+    const last = to ?? new Date().toISOString().slice(0, 10);
+    const first =
+      from ??
+      new Date(Date.parse(last) - (DEFAULT_USAGE_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+    return readUsage(this.dataSource, id, first, last);
+  }
+
+  /** The source, or 404 (an id that is not a UUID cannot name one). */
+  async find(id: string): Promise<SourceEntity> {
+    const source = isUuid(id) ? await this.sources.findOneBy({ id }) : null;
+    if (!source) throw notFound('source');
+    return source;
+  }
+}
+
+function view(source: SourceEntity): SourceView {
+  return {
+    id: source.id,
+    name: source.name,
+    enabled: source.enabled,
+    createdAt: source.createdAt.toISOString(),
+    updatedAt: source.updatedAt.toISOString(),
+  };
+}
+
+/** 32 random bytes, URL-safe: 43 characters, over the database's 32-character minimum. */
+function newWriteKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Whether `id` is a UUID (PostgreSQL would refuse anything else with an error). */
+export function isUuid(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+}

@@ -1,0 +1,25 @@
+import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+
+/**
+ * Validates admin request bodies and queries against their DTO classes: unknown fields are
+ * refused, and the answer names each field (with its path) and the rule it broke.
+ */
+export function adminValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    exceptionFactory: (errors) =>
+      new BadRequestException({ code: 'invalid_request', message: describe(errors).join('; ') }),
+  });
+}
+
+function describe(errors: readonly ValidationError[], path = ''): string[] {
+  return errors.flatMap((error) => {
+    const field = path ? `${path}.${error.property}` : error.property;
+    const own = Object.entries(error.constraints ?? {}).map(
+      ([rule, message]) => `${field}: ${message.replace(`${error.property} `, '')} (${rule})`,
+    );
+    return [...own, ...describe(error.children ?? [], field)];
+  });
+}

@@ -1,0 +1,83 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import { BatchProducer, IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { SettingsCache } from '@app/settings';
+
+import {
+  CallFacts,
+  decodeCallRecord,
+  deliveryRecord,
+  InvalidCallReason,
+  rejectedRecord,
+} from './call-record';
+import { decideRoute, FilterReason, RoutingSettings } from './route-decision';
+import { RouterMetrics } from './router.metrics';
+
+/** What became of one call record. */
+export type RouteOutcome =
+  | { readonly kind: 'delivered'; readonly destinationId: string }
+  | { readonly kind: 'filtered'; readonly reason: FilterReason }
+  | { readonly kind: 'rejected'; readonly reason: InvalidCallReason };
+
+/** The part of the producer routing uses. */
+export type DeliveryProducer = Pick<BatchProducer, 'send'>;
+
+/**
+ * Routes calls: reads each record's routing facts from its key and headers, decides from the
+ * cached settings, and produces the delivery (the call's bytes unchanged) or, for a record
+ * that cannot be routed, a rejected record. Resolves only once Kafka acknowledged what it
+ * produced, so the transport commits the call's offset after that; concurrent calls share
+ * produce requests (the producer's group commit).
+ */
+@Injectable()
+export class RoutingService {
+  private readonly logger = new Logger(RoutingService.name);
+
+  constructor(
+    @Inject(SettingsCache) private readonly settings: RoutingSettings,
+    @Inject(BatchProducer) private readonly producer: DeliveryProducer,
+    private readonly metrics: RouterMetrics,
+  ) {}
+
+  /**
+   * Routes one record of `sluice.calls.v1`.
+   * @throws when Kafka did not acknowledge (an infrastructure fault: the offset stays
+   *   uncommitted and the transport retries the record)
+   */
+  async route(record: IncomingRecord): Promise<RouteOutcome> {
+    const decoded = decodeCallRecord(record);
+    if (decoded.kind === 'invalid') return this.reject(record, decoded.reason);
+    const { call } = decoded;
+    const decision = decideRoute(call, this.settings);
+    if (decision.kind === 'filtered') {
+      this.metrics.filtered.inc({ reason: decision.reason, type: call.type });
+      return decision;
+    }
+    await this.produce([deliveryRecord(call, decision.destinationId)], call);
+    this.metrics.routed.inc({ type: call.type });
+    this.metrics.deliveries.inc({ type: call.type });
+    return { kind: 'delivered', destinationId: decision.destinationId };
+  }
+
+  private async reject(record: IncomingRecord, reason: InvalidCallReason): Promise<RouteOutcome> {
+    this.logger.warn(`call record ${record.partition}@${record.offset} rejected: ${reason}`);
+    await this.producer.send([rejectedRecord(record, reason)]);
+    this.metrics.rejected.inc({ reason });
+    return { kind: 'rejected', reason };
+  }
+
+  private async produce(records: readonly OutgoingRecord[], call: CallFacts): Promise<void> {
+    const stop = this.metrics.produceSeconds.startTimer();
+    try {
+      await this.producer.send(records);
+      stop({ outcome: 'ok' });
+    } catch (error) {
+      stop({ outcome: 'error' });
+      this.logger.warn(
+        `Kafka did not take the delivery of message ${call.messageId ?? '(none)'} of source ` +
+          `${call.sourceId}: ${String(error)}`,
+      );
+      throw error;
+    }
+  }
+}
