@@ -13,80 +13,52 @@ import { readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 import { batchBody, trackBodies } from './bodies.mts';
-import { type PerfTool, probeRecordSize, producerPerformance, type RecordSize } from './kafka.mts';
+import {
+  PERF_WARMUP_SECONDS,
+  probeRecordSize,
+  producerPerformance,
+  type RecordSize,
+} from './kafka.mts';
 import { Supervisor } from './processes.mts';
 import { count, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
 import { type LoadPlan, runLoad } from './runs.mts';
+import { readSettings, type Settings } from './settings.mts';
 import { Stand, type Target } from './stand.mts';
 
-/** Settings, from BENCH_* variables (see bench/README.md). */
-interface Settings {
-  readonly rounds: number;
-  readonly seconds: number;
-  readonly warmupSeconds: number;
-  readonly trackConnections: number;
-  readonly batchConnections: number;
-  readonly batchCalls: number;
-  readonly callBytes: number;
-  readonly partitions: number;
-  readonly brokers: string;
-  readonly databaseUrl: string;
-  readonly perf: PerfTool;
-}
-
 const GOAL_BATCH = 0.35;
+const SUCCESS = '{"success":true}';
 const GOAL_TRACK = 0.7;
 /** Distinct `/v1/track` bodies (one user each), so records spread over the partitions. */
 const TRACK_BODIES = 16;
-/** ProducerPerformance records in the calibration run; later runs aim at `seconds`. */
-const PERF_CALIBRATION_RECORDS = 100_000;
+/** ProducerPerformance records in the calibration run; each later run is sized from the last. */
+const PERF_CALIBRATION_RECORDS = 250_000;
+const PERF_MIN_RECORDS = 50_000;
+/** Slack on the records of a ProducerPerformance run, so its steady part lasts `seconds`. */
+const PERF_RECORDS_SLACK = 1.2;
 
-function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const number = (name: string, fallback: number, min: number, max: number): number => {
-    const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-    }
-    return value;
-  };
-  const required = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set; run through npm run bench:ingest`);
-    return value;
-  };
-  const brokers = required('KAFKA_BROKERS');
-  const brokerPid = Number(env.BENCH_KAFKA_PID ?? '');
-  return {
-    rounds: number('BENCH_ROUNDS', 3, 1, 20),
-    seconds: number('BENCH_SECONDS', 6, 1, 120),
-    warmupSeconds: number('BENCH_WARMUP_SECONDS', 1, 0, 60),
-    trackConnections: number('BENCH_CONNECTIONS', 32, 1, 1_000),
-    batchConnections: number('BENCH_BATCH_CONNECTIONS', 8, 1, 1_000),
-    batchCalls: number('BENCH_BATCH_CALLS', 100, 1, 400),
-    callBytes: number('BENCH_CALL_BYTES', 1_024, 400, 4_096),
-    partitions: number('KAFKA_TOPIC_PARTITIONS', 6, 1, 100),
-    brokers,
-    databaseUrl: required('DATABASE_URL'),
-    perf: {
-      libsDir: required('BENCH_KAFKA_LIBS'),
-      log4jConfig: required('BENCH_KAFKA_LOG4J'),
-      brokers,
-      brokerPid: Number.isInteger(brokerPid) && brokerPid > 0 ? brokerPid : undefined,
-    },
-  };
+/** The measurements, in the order the table shows them. */
+interface Measurements {
+  readonly batch: Series;
+  readonly perf: Series;
+  readonly track: Series;
+  readonly bare: Series;
+  readonly trackAtHalf: Series;
+  readonly bareAtHalf: Series;
 }
+
+const series = (label: string, unit: string): Series => ({ label, unit, samples: [] });
 
 class IngestBench {
   readonly supervisor = new Supervisor();
   readonly stand: Stand;
+  private readonly settings: Settings;
   private readonly trackBodies: string[];
   private readonly batchBody: string;
   private readonly warnings: string[] = [];
   private recordSize?: RecordSize;
   private perfRecords = PERF_CALIBRATION_RECORDS;
-  private halfRate = NaN;
-
-  private readonly settings: Settings;
+  private ingest?: Target;
+  private bare?: Target;
 
   constructor(settings: Settings) {
     this.settings = settings;
@@ -95,89 +67,99 @@ class IngestBench {
     this.batchBody = batchBody(settings.batchCalls, settings.callBytes);
   }
 
+  /** Sets up, measures, and returns the report (the caller tears down). */
   async run(): Promise<string> {
-    const s = this.settings;
     progress(`setting up (topic prefix ${this.stand.prefix})`);
     await this.stand.setUp();
-    const ingest = this.stand.ingest as Target;
-    const bare = this.stand.bare as Target;
-    const series = {
-      batch: { label: 'ingest /v1/batch', unit: 'events/s', samples: [] } as Series,
-      perf: { label: 'ProducerPerformance', unit: 'records/s', samples: [] } as Series,
-      track: { label: 'ingest /v1/track', unit: 'requests/s', samples: [] } as Series,
-      bare: { label: 'bare node:http', unit: 'requests/s', samples: [] } as Series,
-    };
-    const runs = {
-      batch: () => this.load(series.batch, ingest, this.batchPlan()),
-      perf: () => this.perf(series.perf),
-      track: () => this.load(series.track, ingest, this.trackPlan()),
-      bare: () => this.load(series.bare, bare, this.trackPlan()),
-    };
-    await this.warmUp(ingest, bare);
-    for (let round = 1; round <= s.rounds; round += 1) {
-      progress(`round ${round}/${s.rounds}`);
-      // A and B swap places every round, so a drift of the machine favours neither.
-      const order =
-        round % 2 === 1 ? ['track', 'bare', 'batch', 'perf'] : ['bare', 'track', 'perf', 'batch'];
-      for (const name of order) await runs[name as keyof typeof runs]();
-    }
-    const halfRate = Math.round(medianOf(series.track, 'value') / 2);
-    this.halfRate = halfRate;
-    const atHalf = {
-      track: {
-        label: `ingest /v1/track @ ${count(halfRate)}/s`,
-        unit: 'requests/s',
-        samples: [],
-      } as Series,
-      bare: {
-        label: `bare node:http @ ${count(halfRate)}/s`,
-        unit: 'requests/s',
-        samples: [],
-      } as Series,
-    };
-    for (let round = 1; round <= s.rounds; round += 1) {
-      progress(`latency round ${round}/${s.rounds} at ${count(halfRate)} requests/s`);
-      const plan = { ...this.trackPlan(), ratePerSecond: halfRate };
-      const pair = [
-        () => this.load(atHalf.track, ingest, plan),
-        () => this.load(atHalf.bare, bare, plan),
-      ];
-      for (const run of round % 2 === 1 ? pair : pair.reverse()) await run();
-    }
-    return this.report([
-      series.batch,
-      series.perf,
-      series.track,
-      series.bare,
-      atHalf.track,
-      atHalf.bare,
-    ]);
+    this.ingest = this.stand.ingest;
+    this.bare = this.stand.bare;
+    await this.preflight();
+    await this.warmUp();
+    const maxima = await this.measureMaxima();
+    const halfRate = Math.round(medianOf(maxima.track, 'value') / 2);
+    const latency = await this.measureAtRate(halfRate);
+    return this.report({ ...maxima, ...latency }, halfRate);
   }
 
-  private async warmUp(ingest: Target, bare: Target): Promise<void> {
+  /** One request of each kind, so a set-up mistake fails here with the answer it got. */
+  private async preflight(): Promise<void> {
+    // The batch first: the record-size probe reads the first records of the calls topic.
+    const checks: [Target | undefined, string, string][] = [
+      [this.ingest, '/v1/batch', this.batchBody],
+      [this.ingest, '/v1/track', this.trackBodies[0]],
+      [this.bare, '/v1/track', this.trackBodies[0]],
+    ];
+    for (const [target, path, body] of checks) {
+      const response = await fetch(`http://127.0.0.1:${target?.port}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${this.stand.writeKey}:`).toString('base64')}`,
+          'content-type': 'application/json',
+        },
+        body,
+      });
+      const answer = await response.text();
+      if (response.status !== 200 || answer !== SUCCESS) {
+        throw new Error(`${target?.name} ${path} answered ${response.status} ${answer}`);
+      }
+    }
+  }
+
+  private async warmUp(): Promise<void> {
     progress('warming up (not counted)');
     const short = { warmupMs: 0, durationMs: Math.min(3_000, this.settings.seconds * 1000) };
-    const scratch = (label: string, unit: string): Series => ({ label, unit, samples: [] });
-    // The batch goes first: the record-size probe reads the first records of the calls topic.
-    await this.load(scratch('warm-up /v1/batch', 'events/s'), ingest, {
+    await this.load(series('warm-up /v1/batch', 'events/s'), this.ingest, {
       ...this.batchPlan(),
       ...short,
     });
-    this.recordSize = await probeRecordSize(
-      this.stand.kafka,
-      this.stand.callsTopic,
-      `${this.stand.prefix}bench-probe`,
-    );
-    const calibration = await this.perf(scratch('warm-up ProducerPerformance', 'records/s'));
-    this.perfRecords = Math.max(10_000, Math.round(calibration * this.settings.seconds));
-    await this.load(scratch('warm-up /v1/track', 'requests/s'), ingest, {
-      ...this.trackPlan(),
-      ...short,
-    });
-    await this.load(scratch('warm-up bare node:http', 'requests/s'), bare, {
-      ...this.trackPlan(),
-      ...short,
-    });
+    const probeGroup = `${this.stand.prefix}bench-probe`;
+    this.recordSize = await probeRecordSize(this.stand.kafka, this.stand.callsTopic, probeGroup);
+    await this.perf(series('warm-up ProducerPerformance', 'records/s'));
+    const track = { ...this.trackPlan(), ...short };
+    await this.load(series('warm-up /v1/track', 'requests/s'), this.ingest, track);
+    await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
+  }
+
+  /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
+  private async measureMaxima(): Promise<Omit<Measurements, 'trackAtHalf' | 'bareAtHalf'>> {
+    const m = {
+      batch: series('ingest /v1/batch', 'events/s'),
+      perf: series('ProducerPerformance', 'records/s'),
+      track: series('ingest /v1/track', 'requests/s'),
+      bare: series('bare node:http', 'requests/s'),
+    };
+    const runs = {
+      batch: () => this.load(m.batch, this.ingest, this.batchPlan()),
+      perf: () => this.perf(m.perf),
+      track: () => this.load(m.track, this.ingest, this.trackPlan()),
+      bare: () => this.load(m.bare, this.bare, this.trackPlan()),
+    };
+    for (let round = 1; round <= this.settings.rounds; round += 1) {
+      progress(`round ${round}/${this.settings.rounds}`);
+      // Swapping places every round keeps a drift of the shared machine from favouring a side.
+      const order: (keyof typeof runs)[] =
+        round % 2 === 1 ? ['track', 'bare', 'batch', 'perf'] : ['bare', 'track', 'perf', 'batch'];
+      for (const name of order) await runs[name]();
+    }
+    return m;
+  }
+
+  /** (c): open loop at `rate`, ingest and the bare server alternately. */
+  private async measureAtRate(
+    rate: number,
+  ): Promise<Pick<Measurements, 'trackAtHalf' | 'bareAtHalf'>> {
+    const trackAtHalf = series(`ingest /v1/track @ ${count(rate)}/s`, 'requests/s');
+    const bareAtHalf = series(`bare node:http @ ${count(rate)}/s`, 'requests/s');
+    const plan = { ...this.trackPlan(), ratePerSecond: rate };
+    for (let round = 1; round <= this.settings.rounds; round += 1) {
+      progress(`latency round ${round}/${this.settings.rounds} at ${count(rate)} requests/s`);
+      const pair = [
+        () => this.load(trackAtHalf, this.ingest, plan),
+        () => this.load(bareAtHalf, this.bare, plan),
+      ];
+      for (const run of round % 2 === 1 ? pair : pair.reverse()) await run();
+    }
+    return { trackAtHalf, bareAtHalf };
   }
 
   private trackPlan(): LoadPlan {
@@ -201,78 +183,94 @@ class IngestBench {
     };
   }
 
-  private async load(series: Series, target: Target, plan: LoadPlan): Promise<void> {
-    const { sample, problem } = await runLoad(
-      this.supervisor,
-      target,
-      plan,
-      this.stand.writeKey,
-      this.settings.perf.brokerPid,
-    );
+  private async load(into: Series, target: Target | undefined, plan: LoadPlan): Promise<void> {
+    if (!target) throw new Error('the stand is not set up');
+    const brokerPid = this.settings.perf.brokerPid;
+    const run = await runLoad(this.supervisor, target, plan, this.stand.writeKey, brokerPid);
     this.stand.ensureRunning();
-    series.samples.push(sample);
-    if (problem) this.warnings.push(`${series.label}, run ${series.samples.length}: ${problem}`);
-    progress(`  ${series.label}: ${count(sample.value)} ${series.unit}, p99 ${sample.p99Ms} ms`);
+    into.samples.push(run.sample);
+    if (run.problem)
+      this.warnings.push(`${into.label}, run ${into.samples.length}: ${run.problem}`);
+    progress(
+      `  ${into.label}: ${count(run.sample.value)} ${into.unit}, p99 ${run.sample.p99Ms} ms`,
+    );
   }
 
-  /** One ProducerPerformance run; returns its records/s. */
-  private async perf(series: Series): Promise<number> {
-    const size = this.recordSize as RecordSize;
+  /** One ProducerPerformance run. */
+  private async perf(into: Series): Promise<void> {
+    const size = (this.recordSize as RecordSize).total;
+    const topic = this.stand.perfTopic;
     const result = await producerPerformance(
       this.supervisor,
       this.settings.perf,
-      this.stand.perfTopic,
+      topic,
       this.perfRecords,
-      size.total,
+      size,
     );
-    series.samples.push({
+    into.samples.push({
       value: result.recordsPerSecond,
-      p99Ms: result.p99Ms,
       brokerCores: result.brokerCores,
       clientCores: result.clientCores,
+      machineCores: result.machineCores,
     });
+    if (result.steadySeconds === 0) {
+      this.warnings.push(
+        `${into.label}, run ${into.samples.length}: ended within its first ` +
+          `${PERF_WARMUP_SECONDS} s window; its whole-run rate is used`,
+      );
+    }
     progress(
-      `  ${series.label}: ${count(result.recordsPerSecond)} records/s (${count(result.records)} records)`,
+      `  ${into.label}: ${count(result.recordsPerSecond)} records/s over the last ` +
+        `${result.steadySeconds.toFixed(1)} s (${count(result.overallPerSecond)} over the ` +
+        `whole run of ${count(result.records)} records)`,
     );
-    return result.recordsPerSecond;
+    // The next run is sized from this one, so its steady part lasts about `seconds`.
+    const perfSeconds = PERF_WARMUP_SECONDS + this.settings.seconds;
+    const next = result.recordsPerSecond * perfSeconds * PERF_RECORDS_SLACK;
+    this.perfRecords = Math.max(PERF_MIN_RECORDS, Math.round(next));
   }
 
-  private report(all: Series[]): string {
+  private report(m: Measurements, halfRate: number): string {
     const s = this.settings;
-    const [batch, perf, track, bare, trackAtHalf, bareAtHalf] = all;
     const size = this.recordSize as RecordSize;
     const paired = (a: Series, b: Series) =>
       a.samples.map((x, i) => x.value / (b.samples[i]?.value ?? NaN));
-    const p99 = medianOf(trackAtHalf, 'p99Ms');
-    const lines = [
+    const ratio = (a: Series, b: Series) => medianOf(a, 'value') / medianOf(b, 'value');
+    return [
       '',
-      `Sluice ingest benchmark: medians of ${s.rounds} interleaved rounds, ${s.seconds} s each after ${s.warmupSeconds} s of warm-up`,
-      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, Kafka ${kafkaVersion(s.perf.libsDir)}, ${s.partitions} partitions`,
-      `calls of ${s.callBytes} B; /v1/track over ${s.trackConnections} connections; /v1/batch of ${s.batchCalls} calls over ${s.batchConnections} connections`,
-      `ProducerPerformance: acks=all, ${count(this.perfRecords)} records of ${size.total} B (a call record's value ${size.value} + key ${size.key} + headers ${size.headers})`,
-      `cores = CPU seconds per second in the measured window; client = the load tool, or the ProducerPerformance JVM over its whole run`,
+      `Sluice ingest benchmark: medians of ${s.rounds} interleaved rounds, ${s.seconds} s each ` +
+        `after ${s.warmupSeconds} s of warm-up`,
+      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ` +
+        `Kafka ${kafkaVersion(s.perf.libsDir)}, ${s.partitions} partitions`,
+      `calls of ${s.callBytes} B; /v1/track over ${s.trackConnections} connections; ` +
+        `/v1/batch of ${s.batchCalls} calls over ${s.batchConnections} connections`,
+      `ProducerPerformance: acks=all, records of ${size.total} B (a call record's value ` +
+        `${size.value} + key ${size.key} + headers ${size.headers}); each run counted after its ` +
+        `first ${PERF_WARMUP_SECONDS} s window (a fresh JVM warming up)`,
+      'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
+        `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy)`,
       '',
-      seriesTable(all),
+      seriesTable([m.batch, m.perf, m.track, m.bare, m.trackAtHalf, m.bareAtHalf]),
       '',
       ratioTable([
         {
           label: '(a) /v1/batch events/s ÷ ProducerPerformance records/s',
-          value: medianOf(batch, 'value') / medianOf(perf, 'value'),
+          value: ratio(m.batch, m.perf),
           goal: GOAL_BATCH,
-          perRound: paired(batch, perf),
+          perRound: paired(m.batch, m.perf),
         },
         {
           label: '(b) /v1/track requests/s ÷ bare node:http requests/s',
-          value: medianOf(track, 'value') / medianOf(bare, 'value'),
+          value: ratio(m.track, m.bare),
           goal: GOAL_TRACK,
-          perRound: paired(track, bare),
+          perRound: paired(m.track, m.bare),
         },
       ]),
-      `(c) /v1/track p99 at half the maximum (${count(this.halfRate)} requests/s, open loop): ${p99.toFixed(1)} ms ` +
-        `(bare node:http at the same rate: ${medianOf(bareAtHalf, 'p99Ms').toFixed(1)} ms; no numeric goal set)`,
+      `(c) /v1/track p99 at half the maximum (${count(halfRate)} requests/s, open loop): ` +
+        `${medianOf(m.trackAtHalf, 'p99Ms').toFixed(1)} ms (bare node:http at the same rate: ` +
+        `${medianOf(m.bareAtHalf, 'p99Ms').toFixed(1)} ms; no numeric goal set)`,
       ...this.warnings.map((w) => `warning: ${w}`),
-    ];
-    return lines.join('\n');
+    ].join('\n');
   }
 }
 
@@ -285,6 +283,7 @@ function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);
 }
 
+/** Runs the bench; cleans up on success, failure, Ctrl-C and SIGTERM alike. */
 async function main(): Promise<void> {
   const bench = new IngestBench(readSettings(process.env));
   let interrupted = false;

@@ -6,10 +6,25 @@ import { existsSync } from 'node:fs';
 
 import kafkajs, { type Admin } from 'kafkajs';
 
-import { cpuSeconds, type Supervisor, sleep } from './processes.mts';
+import { cpuSeconds, machineBusySeconds, type Supervisor, sleep } from './processes.mts';
 
 /** How often the ProducerPerformance JVM's CPU is read (it exits before it can be read last). */
 const CPU_SAMPLE_MS = 200;
+/**
+ * The JVM options `kafka-producer-perf-test.sh` runs the tool with (its heap, and
+ * kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS).
+ */
+const JVM_OPTIONS = [
+  '-Xmx512M',
+  '-server',
+  '-XX:+UseG1GC',
+  '-XX:MaxGCPauseMillis=20',
+  '-XX:InitiatingHeapOccupancyPercent=35',
+  '-XX:+ExplicitGCInvokesConcurrent',
+  '-Djava.awt.headless=true',
+];
+/** ProducerPerformance prints a line per 5 s window; the first one is the JVM warming up. */
+export const PERF_WARMUP_SECONDS = 5;
 
 /** One record's bytes as ProducerPerformance counts them: all of it becomes its value. */
 export interface RecordSize {
@@ -21,14 +36,26 @@ export interface RecordSize {
 
 /** One ProducerPerformance run. */
 export interface PerfResult {
+  /** Records/s after the first 5 s window (the whole run's when it had no such window). */
   readonly recordsPerSecond: number;
+  /** Records/s of the whole run, as the tool's summary line says. */
+  readonly overallPerSecond: number;
   readonly records: number;
-  readonly p99Ms: number;
-  readonly wallSeconds: number;
-  /** CPU of the JVM over its whole run (start-up included), in cores. */
-  readonly clientCores: number;
-  /** CPU of the broker over the JVM's run, in cores; undefined when its pid is unknown. */
+  /** Seconds the steady part lasted; 0 when the run ended within its first window. */
+  readonly steadySeconds: number;
+  /** CPU of the JVM in the steady part, in cores. */
+  readonly clientCores?: number;
+  /** CPU of the broker in the steady part, in cores; undefined when its pid is unknown. */
   readonly brokerCores?: number;
+  /** CPU of the whole machine in the steady part, in cores. */
+  readonly machineCores?: number;
+}
+
+interface CpuMark {
+  readonly at: number;
+  readonly client?: number;
+  readonly broker?: number;
+  readonly machine?: number;
 }
 
 /** Where to find the jars and which broker process to watch. */
@@ -122,14 +149,11 @@ export async function producerPerformance(
         'run `bash docker/local/services.sh up` once (without KAFKA_BROKERS) to fetch them',
     );
   }
-  const started = Date.now();
-  const brokerStart = cpuSeconds(tool.brokerPid);
   const java = supervisor.spawn(
     'ProducerPerformance',
     'java',
     [
-      '-Xms256m',
-      '-Xmx512m',
+      ...JVM_OPTIONS,
       '-cp',
       `${tool.libsDir}/*`,
       `-Dlog4j2.configurationFile=${tool.log4jConfig}`,
@@ -140,31 +164,54 @@ export async function producerPerformance(
     ],
     {},
   );
-  let summary: string | undefined;
-  java.onLine((line) => {
-    if (line.includes('99th')) summary = line;
+  let client: number | undefined;
+  const mark = (): CpuMark => ({
+    at: Date.now(),
+    client,
+    broker: cpuSeconds(tool.brokerPid),
+    machine: machineBusySeconds(),
   });
-  let clientCpu = 0;
-  const sampler = setInterval(() => {
-    clientCpu = cpuSeconds(java.pid) ?? clientCpu;
-  }, CPU_SAMPLE_MS);
+  const sampler = setInterval(() => (client = cpuSeconds(java.pid) ?? client), CPU_SAMPLE_MS);
+  let firstWindow: { records: number; perSecond: number; end: CpuMark } | undefined;
+  let summary: RegExpExecArray | null = null;
+  java.onLine((line) => {
+    // "24700 records sent, 4931.1 records/sec (6.31 MB/sec), 630.8 ms avg latency, ..."; the
+    // summary line goes on with percentiles ("..., 936 ms 99th, 1002 ms 99.9th.").
+    const window = /^(\d+) records sent, ([\d.]+) records\/sec/.exec(line);
+    if (!window) return;
+    if (line.includes('99th')) summary = window;
+    else firstWindow ??= { records: Number(window[1]), perSecond: Number(window[2]), end: mark() };
+  });
   const code = await java.exited;
   clearInterval(sampler);
-  const wallSeconds = (Date.now() - started) / 1000;
-  const brokerEnd = cpuSeconds(tool.brokerPid);
-  // e.g. "500000 records sent, 97656.2 records/sec (95.37 MB/sec), 298.4 ms avg latency,
-  // 1013.0 ms max latency, 276 ms 50th, 638 ms 95th, 936 ms 99th, 1002 ms 99.9th."
-  const match = summary && /([\d.]+) records\/sec .* (\d+) ms 99th/.exec(summary);
-  if (code !== 0 || !match) throw new Error(java.describeExit());
+  const last = mark();
+  const done = summary as RegExpExecArray | null;
+  if (code !== 0 || !done) throw new Error(java.describeExit());
+  return perfResult(records, Number(done[2]), firstWindow, last);
+}
+
+/** The rate after the first window: (all records - its records) / (all time - its time). */
+function perfResult(
+  records: number,
+  overallPerSecond: number,
+  first: { records: number; perSecond: number; end: CpuMark } | undefined,
+  last: CpuMark,
+): PerfResult {
+  const totalSeconds = records / overallPerSecond;
+  const steadySeconds = first ? totalSeconds - first.records / first.perSecond : 0;
+  if (!first || steadySeconds < 1) {
+    return { recordsPerSecond: overallPerSecond, overallPerSecond, records, steadySeconds: 0 };
+  }
+  const wall = (last.at - first.end.at) / 1000;
+  const cores = (from?: number, to?: number) =>
+    from === undefined || to === undefined || wall <= 0 ? undefined : (to - from) / wall;
   return {
-    recordsPerSecond: Number(match[1]),
+    recordsPerSecond: (records - first.records) / steadySeconds,
+    overallPerSecond,
     records,
-    p99Ms: Number(match[2]),
-    wallSeconds,
-    clientCores: clientCpu / wallSeconds,
-    brokerCores:
-      brokerStart === undefined || brokerEnd === undefined
-        ? undefined
-        : (brokerEnd - brokerStart) / wallSeconds,
+    steadySeconds,
+    clientCores: cores(first.end.client, last.client),
+    brokerCores: cores(first.end.broker, last.broker),
+    machineCores: cores(first.end.machine, last.machine),
   };
 }

@@ -97,6 +97,30 @@ export class Supervisor {
 
 let clockTicks: number | undefined;
 
+function ticksPerSecond(): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  return clockTicks;
+}
+
+/**
+ * CPU seconds the whole machine was busy so far, all cores and processes (and the kernel's
+ * own work) together; undefined when unknown. Shows what else ran on a shared machine.
+ */
+export function machineBusySeconds(): number | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+    // cpu user nice system idle iowait irq softirq steal ...
+    const [user, nice, system, , , irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    return (user + nice + system + irq + softirq + steal) / ticksPerSecond();
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds (user + system, all threads) a process used so far; undefined when unknown. */
 export function cpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined || pid <= 0) return undefined;
@@ -104,8 +128,7 @@ export function cpuSeconds(pid: number | undefined): number | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
   } catch {
     return undefined;
   }

@@ -10,6 +10,8 @@ export interface Sample {
   readonly serverCores?: number;
   readonly brokerCores?: number;
   readonly clientCores?: number;
+  /** CPU the whole machine used (everything, the kernel included), in cores. */
+  readonly machineCores?: number;
   /** Server CPU per event or request, in microseconds. */
   readonly serverCpuUs?: number;
 }
@@ -53,6 +55,7 @@ export function seriesTable(series: readonly Series[]): string {
     'cores: server',
     'broker',
     'client',
+    'machine',
     'server CPU µs/unit',
   ];
   const rows = series.map((s) => [
@@ -64,6 +67,7 @@ export function seriesTable(series: readonly Series[]): string {
     fixed(medianOf(s, 'serverCores'), 2),
     fixed(medianOf(s, 'brokerCores'), 2),
     fixed(medianOf(s, 'clientCores'), 2),
+    fixed(medianOf(s, 'machineCores'), 2),
     fixed(medianOf(s, 'serverCpuUs'), 1),
   ]);
   return table([header, ...rows]);

@@ -3,7 +3,7 @@
  * turned into a {@link Sample} with the CPU each process used in the measured window.
  */
 import type { LoadResult, LoadSpec } from './load.mts';
-import { cpuSeconds, type Supervisor } from './processes.mts';
+import { cpuSeconds, machineBusySeconds, type Supervisor } from './processes.mts';
 import type { Sample } from './report.mts';
 import type { Target } from './stand.mts';
 
@@ -28,9 +28,16 @@ export interface LoadOutcome {
   readonly problem?: string;
 }
 
+interface Mark {
+  readonly at: number;
+  readonly server?: number;
+  readonly broker?: number;
+  readonly machine?: number;
+}
+
 interface Window {
-  start?: { at: number; server?: number; broker?: number };
-  end?: { at: number; server?: number; broker?: number };
+  start?: Mark;
+  end?: Mark;
   result?: LoadResult;
 }
 
@@ -61,12 +68,14 @@ export async function runLoad(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const window: Window = {};
-  const mark = () => ({
+  const mark = (): Mark => ({
     at: performance.now(),
     server: cpuSeconds(target.pid),
     broker: cpuSeconds(brokerPid),
+    machine: machineBusySeconds(),
   });
   load.onLine((line) => {
+    if (!line.startsWith('{')) return;
     const message = JSON.parse(line) as { event?: string } & LoadResult;
     if (message.event === 'window-start') window.start = mark();
     else if (message.event === 'window-end') window.end = mark();
@@ -82,8 +91,8 @@ export async function runLoad(
 
 function outcome(
   result: LoadResult,
-  start: NonNullable<Window['start']>,
-  end: NonNullable<Window['end']>,
+  start: Mark,
+  end: Mark,
   eventsPerRequest: number,
 ): LoadOutcome {
   const seconds = (end.at - start.at) / 1000;
@@ -98,6 +107,7 @@ function outcome(
     serverCores,
     brokerCores: cores(start.broker, end.broker),
     clientCores: result.clientCpuSeconds / result.windowSeconds,
+    machineCores: cores(start.machine, end.machine),
     serverCpuUs:
       serverCores === undefined || events === 0
         ? undefined

@@ -4,7 +4,6 @@
  * removes again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 
 import type { Admin } from 'kafkajs';
 import pg from 'pg';
@@ -25,8 +24,6 @@ const READY_TIMEOUT_MS = 90_000;
 const SETTLE_MS = 1_500;
 const INGEST_MAIN = 'dist/apps/ingest/src/main.js';
 const BARE_SERVER = 'bench/bare-server.mts';
-/** The build of libs/contracts, where topic names are defined once. */
-const CONTRACTS = '../dist/libs/contracts/src/index.js';
 
 /** What the stand needs to know. */
 export interface StandOptions {
@@ -50,7 +47,6 @@ export class Stand {
   readonly kafka;
   ingest?: Target;
   bare?: Target;
-  private database?: pg.Client;
   private admin?: Admin;
   private sourceId?: string;
   private processes: Managed[] = [];
@@ -70,20 +66,17 @@ export class Stand {
   }
 
   async setUp(): Promise<void> {
-    this.database = new pg.Client({ connectionString: this.options.databaseUrl });
-    await this.database.connect();
-    const inserted = await this.database.query<{ id: string }>(
-      'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
-      [`bench ${this.prefix}`, this.writeKey],
-    );
-    this.sourceId = inserted.rows[0].id;
+    this.sourceId = await this.withDatabase(async (database) => {
+      const inserted = await database.query<{ id: string }>(
+        'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
+        [`bench ${this.prefix}`, this.writeKey],
+      );
+      return inserted.rows[0].id;
+    });
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    await createTopics(
-      this.admin,
-      [this.perfTopic, ...ingestTopics().map((name) => `${this.prefix}${name}`)],
-      this.options.partitions,
-    );
+    // Ingest creates its own topics at start-up; this one is ProducerPerformance's.
+    await createTopics(this.admin, [this.perfTopic], this.options.partitions);
     [this.ingest, this.bare] = await Promise.all([this.startIngest(), this.startBare()]);
     await sleep(SETTLE_MS);
   }
@@ -131,6 +124,21 @@ export class Stand {
     return { name: 'bare node:http', port, pid: bare.pid };
   }
 
+  /**
+   * A connection for one step only: the local PostgreSQL may be restarted while the bench
+   * runs (other test suites share it), which would break a connection held throughout.
+   */
+  private async withDatabase<T>(step: (database: pg.Client) => Promise<T>): Promise<T> {
+    const database = new pg.Client({ connectionString: this.options.databaseUrl });
+    database.on('error', () => undefined); // the failing query reports it
+    await database.connect();
+    try {
+      return await step(database);
+    } finally {
+      await database.end();
+    }
+  }
+
   private async removeAll(): Promise<void> {
     const problems: string[] = [];
     const attempt = async (what: string, step: () => Promise<unknown>) => {
@@ -141,16 +149,12 @@ export class Stand {
       }
     };
     await this.supervisor.stopAll();
-    if (this.database) {
-      const database = this.database;
+    if (this.sourceId) {
+      const id = this.sourceId;
       // Its usage rows go with it (ON DELETE CASCADE).
-      if (this.sourceId) {
-        const id = this.sourceId;
-        await attempt('delete source', () =>
-          database.query('DELETE FROM source WHERE id = $1', [id]),
-        );
-      }
-      await attempt('close PostgreSQL', () => database.end());
+      await attempt('delete source', () =>
+        this.withDatabase((database) => database.query('DELETE FROM source WHERE id = $1', [id])),
+      );
     }
     if (this.admin) {
       const admin = this.admin;
@@ -164,14 +168,4 @@ export class Stand {
     }
     for (const problem of problems) process.stderr.write(`cleanup: ${problem}\n`);
   }
-}
-
-/**
- * The topics ingest creates at start-up. The bench creates them first: ingest subscribes its
- * Kafka ingress (startAllMicroservices) before its modules' start-up hooks create the topics,
- * so on a fresh prefix it stops with "This server does not host this topic-partition".
- */
-function ingestTopics(): string[] {
-  const contracts = createRequire(import.meta.url)(CONTRACTS) as { TOPIC: Record<string, string> };
-  return Object.values(contracts.TOPIC);
 }
