@@ -17,11 +17,27 @@ export async function startAdmin(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  acceptEmptyJsonBodies(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
   serveOpenApi(app);
   await listen(app, config);
   return app;
+}
+
+/**
+ * JSON bodies as usual, except that an empty one (a `POST .../enable` sent with a JSON
+ * content type) is no body rather than a 400.
+ */
+function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
+  app.useBodyParser('application/json', {}, (_request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(body.toString('utf8')));
+    } catch {
+      done(Object.assign(new Error('the body is not valid JSON'), { statusCode: 400 }), undefined);
+    }
+  });
 }
 
 function serveOpenApi(app: NestFastifyApplication): void {
