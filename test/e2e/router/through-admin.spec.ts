@@ -67,6 +67,8 @@ describe('admin API, ingest and router together', () => {
       5_000,
       'the write key',
     );
+    // The router learns the enabled destination the same way, a few milliseconds later.
+    await h.routerSees('the enabled destination', (d) => d?.enabled === true, source.id);
 
     const messageId = randomUUID();
     const answer = await h.post(
