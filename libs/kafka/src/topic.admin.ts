@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Logger } from '@nestjs/common';
 import { Admin } from 'kafkajs';
 
@@ -6,6 +8,9 @@ import { TopicSpec } from './kafka.options';
 
 /** Longest a readiness probe waits for the cluster to answer. */
 const PING_TIMEOUT_MS = 2_000;
+/** Tries of `ensureTopics`, and the pause after the first failed one (growing linearly). */
+const ENSURE_ATTEMPTS = 10;
+const ENSURE_PAUSE_MS = 200;
 
 /** Creates topics and answers whether the cluster is reachable. */
 export class TopicAdmin {
@@ -29,14 +34,31 @@ export class TopicAdmin {
 
   /**
    * Creates the topics that do not exist yet (idempotent; existing topics keep their
-   * partitions and configuration).
+   * partitions and configuration), then waits until every partition of them has a leader.
+   * A freshly created topic can be briefly unknown to the broker answering metadata
+   * requests; such retriable errors are retried with a growing pause, 10 times at most.
    */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.createMissing(specs);
+        await this.awaitLeaders(specs.map((spec) => this.connection.topic(spec.name)));
+        return;
+      } catch (error) {
+        if (attempt >= ENSURE_ATTEMPTS || !(error as { retriable?: boolean }).retriable)
+          throw error;
+        this.logger.warn(`topics not ready yet (attempt ${attempt}): ${String(error)}`);
+        await sleep(ENSURE_PAUSE_MS * attempt);
+      }
+    }
+  }
+
+  private async createMissing(specs: readonly TopicSpec[]): Promise<void> {
     const existing = new Set(await this.admin.listTopics());
     const missing = specs.filter((spec) => !existing.has(this.connection.topic(spec.name)));
     if (missing.length === 0) return;
     await this.admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: missing.map((spec) => ({
         topic: this.connection.topic(spec.name),
         numPartitions: spec.partitions,
@@ -47,6 +69,19 @@ export class TopicAdmin {
     this.logger.log(
       `created topics: ${missing.map((s) => this.connection.topic(s.name)).join(', ')}`,
     );
+  }
+
+  private async awaitLeaders(topics: readonly string[]): Promise<void> {
+    const { topics: metadata } = await this.admin.fetchTopicMetadata({ topics: [...topics] });
+    const leaderless = metadata.filter((t) => t.partitions.some((p) => p.leader < 0));
+    if (leaderless.length > 0) {
+      throw Object.assign(
+        new Error(`no leader yet for ${leaderless.map((t) => t.name).join(', ')}`),
+        {
+          retriable: true,
+        },
+      );
+    }
   }
 
   /** Resolves when a broker answers a metadata request within two seconds. */
