@@ -3,10 +3,9 @@ import { Client } from 'pg';
 
 import { loadAdminConfig } from '../../apps/admin/src/config';
 import { startAdmin } from '../../apps/admin/src/main';
-import { createSettingsDataSource, runMigrations } from '@app/settings';
 
 import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, uniquePrefix } from './services';
-import { createTestDatabase, TestDatabase } from './test-database';
+import { createMigratedTestDatabase, TestDatabase } from './test-database';
 
 /** An answer of the admin API: status and parsed JSON body (undefined when empty). */
 export interface AdminAnswer {
@@ -22,13 +21,7 @@ export class AdminHarness {
   db!: TestDatabase;
 
   async start(env: Record<string, string> = {}): Promise<this> {
-    this.db = await createTestDatabase();
-    const dataSource = await createSettingsDataSource({
-      url: this.db.url,
-      poolSize: 1,
-    }).initialize();
-    await runMigrations(dataSource);
-    await dataSource.destroy();
+    this.db = await createMigratedTestDatabase();
     this.app = await startAdmin(
       loadAdminConfig({
         KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),

@@ -7,10 +7,10 @@ import { loadIngestConfig } from '../../apps/ingest/src/config';
 import { startIngest } from '../../apps/ingest/src/main';
 import { TOPIC } from '@app/contracts';
 import { KafkaConnection } from '@app/kafka';
-import { createSettingsDataSource, runMigrations, SettingsCache } from '@app/settings';
+import { SettingsCache } from '@app/settings';
 
 import { eventually, serviceEnv, uniquePrefix } from './services';
-import { createTestDatabase, newWriteKey, TestDatabase } from './test-database';
+import { createMigratedTestDatabase, newWriteKey, TestDatabase } from './test-database';
 import { TopicReader } from './topic-reader';
 
 /** A source row made for a test. */
@@ -44,13 +44,7 @@ export class IngestHarness {
 
   /** Creates a database with the migrations applied and starts ingest against it. */
   async start(env: Record<string, string> = {}): Promise<this> {
-    this.db = await createTestDatabase();
-    const dataSource = await createSettingsDataSource({
-      url: this.db.url,
-      poolSize: 1,
-    }).initialize();
-    await runMigrations(dataSource);
-    await dataSource.destroy();
+    this.db = await createMigratedTestDatabase();
     const kafkaBrokers = env.KAFKA_BROKERS?.split(',') ?? serviceEnv().kafkaBrokers;
     this.app = await startIngest(
       loadIngestConfig({

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import { Client } from 'pg';
 
+import { createSettingsDataSource, runMigrations } from '@app/settings';
+
 /** A throw-away database created for one test file. */
 export interface TestDatabase {
   /** Its name, `sluice_test_<random hex>`. */
@@ -62,4 +64,19 @@ export async function waitFor(
 /** A write key long enough for the `source_write_key_length_check` constraint. */
 export function newWriteKey(): string {
   return `wk_${randomBytes(16).toString('hex')}`;
+}
+
+/** A throw-away database with the settings migrations applied. */
+export async function createMigratedTestDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase();
+  const dataSource = await createSettingsDataSource({
+    url: database.url,
+    poolSize: 1,
+  }).initialize();
+  try {
+    await runMigrations(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+  return database;
 }
