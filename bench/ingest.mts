@@ -7,11 +7,12 @@
  *   (b) `/v1/track` requests/s ÷ a bare `node:http` server that parses the same body
  *   (c) `/v1/track` p99 latency at half the measured maximum rate (open loop)
  *
- * Run through `npm run bench:ingest` (bench/ingest.sh builds, starts the services, migrates).
+ * Run through `npm run bench:ingest` (bench/run.sh builds, starts the services, migrates).
  */
 import { readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 
+import { progress, runBench } from './common.mts';
 import { batchBody, trackBodies } from './bodies.mts';
 import {
   PERF_WARMUP_SECONDS,
@@ -279,42 +280,4 @@ function kafkaVersion(libsDir: string): string {
   return jar ? jar.replace(/^kafka-clients-(.+)\.jar$/, '$1') : 'unknown';
 }
 
-function progress(message: string): void {
-  process.stderr.write(`[bench] ${message}\n`);
-}
-
-/** Runs the bench; cleans up on success, failure, Ctrl-C and SIGTERM alike. */
-async function main(): Promise<void> {
-  const bench = new IngestBench(readSettings(process.env));
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (interrupted) {
-        bench.supervisor.killAllNow();
-        process.exit(130);
-      }
-      interrupted = true;
-      progress(`${signal}: stopping and cleaning up (again to stop at once)`);
-      void bench.stand.tearDown().finally(() => process.exit(130));
-    });
-  }
-  process.on('exit', () => bench.supervisor.killAllNow());
-  const started = Date.now();
-  try {
-    const report = await bench.run();
-    progress('cleaning up');
-    await bench.stand.tearDown();
-    process.stdout.write(`${report}\nfinished in ${Math.round((Date.now() - started) / 1000)} s\n`);
-  } catch (error) {
-    if (interrupted) return;
-    await bench.stand.tearDown();
-    throw error;
-  }
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `[bench] failed: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runBench(new IngestBench(readSettings(process.env)));

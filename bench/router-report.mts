@@ -2,6 +2,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 
+import { envReader } from './common.mts';
 import { count, fixed, median, table } from './report.mts';
 import type { RecordShape } from './router-stand.mts';
 
@@ -51,18 +52,7 @@ export interface Series {
 
 /** Reads the settings; throws naming a variable that is out of range. */
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const number = (name: string, fallback: number, min: number, max: number): number => {
-    const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-    }
-    return value;
-  };
-  const required = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set; run through npm run bench:router`);
-    return value;
-  };
+  const { number, required } = envReader(env, 'bench:router');
   const brokerPid = Number(env.BENCH_KAFKA_PID ?? '');
   return {
     rounds: number('BENCH_ROUNDS', 3, 1, 20),

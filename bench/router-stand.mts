@@ -8,9 +8,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 import type { Admin, Kafka, Message } from 'kafkajs';
-import pg from 'pg';
 
-import { createTopics, deleteTopicsWithPrefix, kafkaClient } from './kafka.mts';
+import { removeStand, withDatabase } from './common.mts';
+import { createTopics, kafkaClient } from './kafka.mts';
 import type { Supervisor } from './processes.mts';
 
 /** The build of libs/contracts, where topic and header names are defined once. */
@@ -85,7 +85,7 @@ export class RouterStand {
 
   /** Creates the rows and topics, and pre-fills the calls topic; returns the fill rate. */
   async setUp(): Promise<number> {
-    await this.withDatabase(async (database) => {
+    await withDatabase(this.options.databaseUrl, async (database) => {
       const source = await database.query<{ id: string }>(
         'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
         [`bench ${this.prefix}`, `bench-${randomBytes(16).toString('hex')}`],
@@ -193,45 +193,15 @@ export class RouterStand {
     return this.admin;
   }
 
-  /** A connection for one step only (the shared PostgreSQL may restart meanwhile). */
-  private async withDatabase<T>(step: (database: pg.Client) => Promise<T>): Promise<T> {
-    const database = new pg.Client({ connectionString: this.options.databaseUrl });
-    database.on('error', () => undefined); // the failing query reports it
-    await database.connect();
-    try {
-      return await step(database);
-    } finally {
-      await database.end();
-    }
-  }
-
-  private async removeAll(): Promise<void> {
-    const problems: string[] = [];
-    const attempt = async (what: string, step: () => Promise<unknown>) => {
-      try {
-        await step();
-      } catch (error) {
-        problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    };
-    await this.supervisor.stopAll();
-    if (this.sourceId) {
-      const id = this.sourceId;
-      await attempt('delete source', () =>
-        this.withDatabase((database) => database.query('DELETE FROM source WHERE id = $1', [id])),
-      );
-    }
-    if (this.admin) {
-      const admin = this.admin;
-      await attempt('delete topics', () => deleteTopicsWithPrefix(admin, this.prefix));
-      await attempt('delete consumer groups', async () => {
-        const { groups } = await admin.listGroups();
-        const ours = groups.map((g) => g.groupId).filter((id) => id.startsWith(this.prefix));
-        if (ours.length > 0) await admin.deleteGroups(ours);
-      });
-      await attempt('close Kafka admin', () => admin.disconnect());
-    }
-    for (const problem of problems) process.stderr.write(`cleanup: ${problem}\n`);
+  private removeAll(): Promise<void> {
+    const { supervisor, prefix, admin } = this;
+    return removeStand({
+      supervisor,
+      databaseUrl: this.options.databaseUrl,
+      sourceId: this.sourceId || undefined,
+      admin,
+      prefix,
+    });
   }
 }
 

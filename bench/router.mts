@@ -4,7 +4,7 @@
  * consume-and-produce loop (bench/router-bare.mts) moving the same records between the same
  * kind of topics, measured in the same run, A/B runs interleaved, medians printed.
  *
- * Run through `npm run bench:router` (bench/router.sh builds, starts the services, migrates).
+ * Run through `npm run bench:router` (bench/run.sh builds, starts the services, migrates).
  * Settings are described in bench/ROUTER.md.
  */
 import {
@@ -15,6 +15,7 @@ import {
   sleep,
   Supervisor,
 } from './processes.mts';
+import { progress, runBench } from './common.mts';
 import { count, fixed } from './report.mts';
 import type { BareSpec } from './router-bare.mts';
 import {
@@ -241,42 +242,4 @@ class RouterBench {
   }
 }
 
-function progress(message: string): void {
-  process.stderr.write(`[bench] ${message}\n`);
-}
-
-/** Runs the bench; cleans up on success, failure, Ctrl-C and SIGTERM alike. */
-async function main(): Promise<void> {
-  const bench = new RouterBench(readSettings(process.env));
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (interrupted) {
-        bench.supervisor.killAllNow();
-        process.exit(130);
-      }
-      interrupted = true;
-      progress(`${signal}: stopping and cleaning up (again to stop at once)`);
-      void bench.stand.tearDown().finally(() => process.exit(130));
-    });
-  }
-  process.on('exit', () => bench.supervisor.killAllNow());
-  const started = Date.now();
-  try {
-    const report = await bench.run();
-    progress('cleaning up');
-    await bench.stand.tearDown();
-    process.stdout.write(`${report}\nfinished in ${Math.round((Date.now() - started) / 1000)} s\n`);
-  } catch (error) {
-    if (interrupted) return;
-    await bench.stand.tearDown();
-    throw error;
-  }
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `[bench] failed: ${error instanceof Error ? error.message : String(error)}\n`,
-  );
-  process.exit(1);
-});
+runBench(new RouterBench(readSettings(process.env)));

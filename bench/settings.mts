@@ -1,4 +1,5 @@
 /** The benchmark's settings, from the environment (see bench/README.md). */
+import { envReader } from './common.mts';
 import type { PerfTool } from './kafka.mts';
 
 export interface Settings {
@@ -19,18 +20,7 @@ export interface Settings {
 }
 
 export function readSettings(env: NodeJS.ProcessEnv): Settings {
-  const number = (name: string, fallback: number, min: number, max: number): number => {
-    const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-    }
-    return value;
-  };
-  const required = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`${name} is not set; run through npm run bench:ingest`);
-    return value;
-  };
+  const { number, required } = envReader(env, 'bench:ingest');
   const brokers = required('KAFKA_BROKERS');
   const brokerPid = Number(env.BENCH_KAFKA_PID ?? '');
   return {

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 
 import type { Admin } from 'kafkajs';
-import pg from 'pg';
 
-import { createTopics, deleteTopicsWithPrefix, kafkaClient } from './kafka.mts';
+import { removeStand, withDatabase } from './common.mts';
+import { createTopics, kafkaClient } from './kafka.mts';
 import {
   firstJsonLine,
   freePort,
@@ -66,7 +66,7 @@ export class Stand {
   }
 
   async setUp(): Promise<void> {
-    this.sourceId = await this.withDatabase(async (database) => {
+    this.sourceId = await withDatabase(this.options.databaseUrl, async (database) => {
       const inserted = await database.query<{ id: string }>(
         'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
         [`bench ${this.prefix}`, this.writeKey],
@@ -124,48 +124,14 @@ export class Stand {
     return { name: 'bare node:http', port, pid: bare.pid };
   }
 
-  /**
-   * A connection for one step only: the local PostgreSQL may be restarted while the bench
-   * runs (other test suites share it), which would break a connection held throughout.
-   */
-  private async withDatabase<T>(step: (database: pg.Client) => Promise<T>): Promise<T> {
-    const database = new pg.Client({ connectionString: this.options.databaseUrl });
-    database.on('error', () => undefined); // the failing query reports it
-    await database.connect();
-    try {
-      return await step(database);
-    } finally {
-      await database.end();
-    }
-  }
-
-  private async removeAll(): Promise<void> {
-    const problems: string[] = [];
-    const attempt = async (what: string, step: () => Promise<unknown>) => {
-      try {
-        await step();
-      } catch (error) {
-        problems.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    };
-    await this.supervisor.stopAll();
-    if (this.sourceId) {
-      const id = this.sourceId;
-      // Its usage rows go with it (ON DELETE CASCADE).
-      await attempt('delete source', () =>
-        this.withDatabase((database) => database.query('DELETE FROM source WHERE id = $1', [id])),
-      );
-    }
-    if (this.admin) {
-      const admin = this.admin;
-      await attempt('delete topics', () => deleteTopicsWithPrefix(admin, this.prefix));
-      await attempt('delete consumer groups', async () => {
-        const { groups } = await admin.listGroups();
-        const ours = groups.map((g) => g.groupId).filter((id) => id.startsWith(this.prefix));
-        if (ours.length > 0) await admin.deleteGroups(ours);
-      });
-      await attempt('close Kafka admin', () => admin.disconnect());
-    }
-    for (const problem of problems) process.stderr.write(`cleanup: ${problem}\n`);
+  private removeAll(): Promise<void> {
+    const { supervisor, prefix, admin } = this;
+    return removeStand({
+      supervisor,
+      databaseUrl: this.options.databaseUrl,
+      sourceId: this.sourceId || undefined,
+      admin,
+      prefix,
+    });
   }
 }

@@ -4,6 +4,8 @@ import { Client } from 'pg';
 
 import { createSettingsDataSource, runMigrations } from '@app/settings';
 
+import { eventually } from './services';
+
 /** A throw-away database created for one test file. */
 export interface TestDatabase {
   /** Its name, `sluice_test_<random hex>`. */
@@ -48,17 +50,13 @@ async function runOnServer(sql: string): Promise<void> {
   }
 }
 
-/** Polls `check` every 20 ms until it returns true, failing after `timeoutMs`. */
+/** Polls `check` until it returns true, failing after `timeoutMs` (see `eventually`). */
 export async function waitFor(
   description: string,
   check: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(async () => ((await check()) ? true : undefined), timeoutMs, description);
 }
 
 /** A write key long enough for the `source_write_key_length_check` constraint. */

@@ -34,7 +34,7 @@ interface PropertyRules {
 export class CallChecker {
   private readonly properties: readonly PropertyRules[];
 
-  constructor(private readonly target: new () => object) {
+  constructor(target: new () => object) {
     const storage = getMetadataStorage();
     const metadatas = storage.getTargetValidationMetadatas(target, '', true, false);
     const grouped = storage.groupByPropertyName(metadatas);
@@ -50,11 +50,6 @@ export class CallChecker {
       if (broken) return broken;
     }
     return undefined;
-  }
-
-  /** The class the rules come from. */
-  get targetName(): string {
-    return this.target.name;
   }
 }
 

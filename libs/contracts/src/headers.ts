@@ -28,5 +28,3 @@ export const HEADER = {
   /** The HTTP status of the last attempt, when there was one. */
   lastStatus: 'sluice-last-status',
 } as const;
-
-export type HeaderKey = keyof typeof HEADER;

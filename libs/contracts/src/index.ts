@@ -2,6 +2,7 @@ export * from './call.dto';
 export * from './calls';
 export * from './headers';
 export * from './integrations';
+export * from './json';
 export * from './limits';
 export * from './timestamps';
 export * from './topics';

@@ -1,3 +1,5 @@
+import { asJsonObject } from './json';
+
 /** The name this destination kind answers to in a call's `integrations` object. */
 export const WEBHOOKS_INTEGRATION = 'Webhooks';
 
@@ -13,16 +15,10 @@ export function integrationAllows(
   name: string,
 ): boolean {
   const integrations =
-    asObject(call.integrations) ?? asObject(asObject(call.context)?.integrations);
+    asJsonObject(call.integrations) ?? asJsonObject(asJsonObject(call.context)?.integrations);
   if (!integrations) return true;
   const own = integrations[name];
   if (own === false) return false;
-  if (own === true || asObject(own)) return true;
+  if (own === true || asJsonObject(own)) return true;
   return integrations.All !== false;
-}
-
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 }

@@ -1,4 +1,4 @@
-import { delayLabel, parseDelayLabel, prefixedTopic, retryTopic, TOPIC } from './topics';
+import { delayLabel, parseDelayLabel, retryTopic } from './topics';
 
 describe('topics', () => {
   it('names retry tiers with the largest whole unit', () => {
@@ -20,10 +20,5 @@ describe('topics', () => {
     expect(parseDelayLabel('1h')).toBe(3600);
     expect(() => parseDelayLabel('10')).toThrow(RangeError);
     expect(() => parseDelayLabel('0s')).toThrow(RangeError);
-  });
-
-  it('applies a deployment prefix', () => {
-    expect(prefixedTopic('staging.', TOPIC.calls)).toBe('staging.sluice.calls.v1');
-    expect(prefixedTopic('', TOPIC.calls)).toBe('sluice.calls.v1');
   });
 });

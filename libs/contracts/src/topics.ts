@@ -19,8 +19,6 @@ export const TOPIC = {
   deliveryOutcomes: 'sluice.deliveries.outcomes.v1',
 } as const;
 
-export type TopicKey = keyof typeof TOPIC;
-
 /** Matches a retry delay label such as `10s`, `1m`, `20m` or `1h`. */
 const DELAY_LABEL = /^[1-9][0-9]*(s|m|h)$/;
 
@@ -51,9 +49,4 @@ export function parseDelayLabel(label: string): number {
   }
   const unit = label.slice(-1) as keyof typeof SECONDS_PER_UNIT;
   return Number(label.slice(0, -1)) * SECONDS_PER_UNIT[unit];
-}
-
-/** Prefixes a logical topic name with the deployment prefix (empty for none). */
-export function prefixedTopic(prefix: string, topic: string): string {
-  return `${prefix}${topic}`;
 }

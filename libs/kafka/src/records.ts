@@ -26,7 +26,7 @@ export function headerText(record: IncomingRecord, name: string): string | undef
   return record.headers[name]?.toString('utf8');
 }
 
-/** Lowercase names of a header map, values as Buffers. */
+/** A header map with one value per name, as Buffers. */
 export function normalizeHeaders(
   raw: Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>> | undefined,
 ): Record<string, Buffer | undefined> {
@@ -34,7 +34,8 @@ export function normalizeHeaders(
   for (const [name, value] of Object.entries(raw ?? {})) {
     // A repeated header keeps its last value: Sluice never repeats one.
     const last = Array.isArray(value) ? value[value.length - 1] : value;
-    headers[name] = last === undefined ? undefined : Buffer.from(last);
+    // kafkajs hands header values over as Buffers already: no copy on the hot path.
+    headers[name] = typeof last === 'string' ? Buffer.from(last) : last;
   }
   return headers;
 }

@@ -6,8 +6,6 @@ import { Admin } from 'kafkajs';
 import { KafkaConnection } from './kafka.connection';
 import { TopicSpec } from './kafka.options';
 
-/** Longest a readiness probe waits for the cluster to answer. */
-const PING_TIMEOUT_MS = 2_000;
 /** Tries of `ensureTopics`, and the pause after the first failed one (growing linearly). */
 const ENSURE_ATTEMPTS = 10;
 const ENSURE_PAUSE_MS = 200;
@@ -84,16 +82,11 @@ export class TopicAdmin {
     }
   }
 
-  /** Resolves when a broker answers a metadata request within two seconds. */
+  /**
+   * Resolves when a broker answers a metadata request; the probe client does not retry, and
+   * callers bound the wait (readiness checks do).
+   */
   async ping(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('Kafka did not answer in time')), PING_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([this.probe.describeCluster(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await this.probe.describeCluster();
   }
 }

@@ -1,8 +1,5 @@
 import { createHmac } from 'node:crypto';
 
-/** The request header that carries a webhook body's signature. */
-export const SIGNATURE_HEADER = 'X-Signature';
-
 /**
  * Lowercase hex HMAC-SHA1 of `body`, keyed by the UTF-8 bytes of `secret`.
  * The bytes signed must be exactly the bytes sent: pass the body as a Buffer, never re-serialize.

@@ -6,6 +6,7 @@ import { headerText, IncomingRecord } from '@app/kafka';
 import { IngestHarness, TestSource } from '../../helpers/ingest-harness';
 import { eventually } from '../../helpers/services';
 import { json } from '../../helpers/topic-reader';
+import { SAMPLE_CALLS } from '../../fixtures/calls';
 
 const h = new IngestHarness();
 let source: TestSource;
@@ -26,17 +27,8 @@ async function published(messageId: string): Promise<IncomingRecord> {
   return record;
 }
 
-const CALLS = {
-  track: { event: 'Order Completed', properties: { total: 12.5 } },
-  page: { name: 'Pricing', properties: { path: '/pricing' } },
-  screen: { name: 'Home' },
-  identify: { traits: { plan: 'pro' } },
-  group: { groupId: 'g-1', traits: { seats: 3 } },
-  alias: { previousId: 'anon-1' },
-} as const;
-
 describe('the tracking API', () => {
-  it.each(Object.entries(CALLS))(
+  it.each(Object.entries(SAMPLE_CALLS))(
     'publishes a %s call, enriched, keyed and with headers',
     async (type, fields) => {
       const messageId = randomUUID();

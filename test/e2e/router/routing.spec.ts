@@ -5,6 +5,7 @@ import { headerText } from '@app/kafka';
 
 import { TestSource } from '../../helpers/ingest-harness';
 import { RouterHarness, TestDestination } from '../../helpers/router-harness';
+import { SAMPLE_CALLS } from '../../fixtures/calls';
 
 const h = new RouterHarness();
 let source: TestSource;
@@ -20,15 +21,6 @@ beforeAll(async () => {
 
 afterAll(() => h.close());
 
-const CALLS = {
-  track: { event: 'Order Completed', properties: { total: 12.5 } },
-  page: { name: 'Pricing', properties: { path: '/pricing' } },
-  screen: { name: 'Home' },
-  identify: { traits: { plan: 'pro' } },
-  group: { groupId: 'g-1', traits: { seats: 3 } },
-  alias: { previousId: 'anon-1' },
-} as const;
-
 /** Headers of a call record as ingest writes them. */
 const callHeaders = (sourceId: string, type = 'track') => ({
   [HEADER.sourceId]: sourceId,
@@ -38,7 +30,7 @@ const callHeaders = (sourceId: string, type = 'track') => ({
 });
 
 describe('the router', () => {
-  it.each(Object.entries(CALLS))(
+  it.each(Object.entries(SAMPLE_CALLS))(
     'delivers the %s call once, keyed by destination and user, its bytes unchanged',
     async (type, fields) => {
       const messageId = randomUUID();

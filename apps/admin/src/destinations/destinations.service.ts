@@ -1,4 +1,5 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { DataSource, EntityManager } from 'typeorm';
 
 import { MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
@@ -6,7 +7,7 @@ import { DestinationEntity, WebhookEntity } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { conflict, notFound, PG_UNIQUE_VIOLATION, sqlState } from '../admin.errors';
-import { isUuid, SourcesService } from '../sources/sources.service';
+import { SourcesService } from '../sources/sources.service';
 import {
   CreateDestinationDto,
   UpdateWebhookDto,
@@ -164,7 +165,7 @@ export class DestinationsService {
     sourceId: string,
     work: (m: EntityManager, d: DestinationEntity, hooks: WebhookEntity[]) => Promise<T>,
   ): Promise<T> {
-    if (!isUuid(sourceId)) throw notFound('source');
+    if (!isUUID(sourceId)) throw notFound('source');
     return this.dataSource.transaction(async (m) => {
       const d = await m.findOne(DestinationEntity, {
         where: { sourceId },

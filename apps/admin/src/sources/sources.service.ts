@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { DataSource, Repository } from 'typeorm';
 
 import { readUsage, SourceEntity } from '@app/settings';
@@ -79,7 +80,7 @@ export class SourcesService {
 
   /** The source, or 404 (an id that is not a UUID cannot name one). */
   async find(id: string): Promise<SourceEntity> {
-    const source = isUuid(id) ? await this.sources.findOneBy({ id }) : null;
+    const source = isUUID(id) ? await this.sources.findOneBy({ id }) : null;
     if (!source) throw notFound('source');
     return source;
   }
@@ -98,9 +99,4 @@ function view(source: SourceEntity): SourceView {
 /** 32 random bytes, URL-safe: 43 characters, over the database's 32-character minimum. */
 function newWriteKey(): string {
   return randomBytes(32).toString('base64url');
-}
-
-/** Whether `id` is a UUID (PostgreSQL would refuse anything else with an error). */
-export function isUuid(id: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
 }

@@ -1,4 +1,4 @@
-import { CallType, parseDateTime } from '@app/contracts';
+import { asJsonObject, CallType, parseDateTime } from '@app/contracts';
 
 /** What enrichment needs beyond the call itself. */
 export interface EnrichContext {
@@ -62,11 +62,11 @@ function shapeBody(
   if (type === 'track' || type === 'page') call.properties ??= {};
   if (type === 'identify' || type === 'group') call.traits ??= {};
   if (type !== 'page') return;
-  const page = context.page;
-  if (page === null || typeof page !== 'object') return;
+  const page = asJsonObject(context.page);
+  if (!page) return;
   const properties = call.properties as Record<string, unknown>;
   for (const field of PAGE_FIELDS) {
-    const value = (page as Record<string, unknown>)[field];
+    const value = page[field];
     if (properties[field] === undefined && value !== undefined) properties[field] = value;
   }
 }

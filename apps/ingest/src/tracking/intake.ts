@@ -1,4 +1,5 @@
 import {
+  asJsonObject,
   CALL_TYPES,
   CallType,
   integrationAllows,
@@ -11,6 +12,9 @@ import {
 
 import { EnrichContext, enrichCall } from './enrich';
 import { IngestError } from './ingest.error';
+
+/** Why a call over the size limit is refused. */
+export const CALL_TOO_LARGE = `a call may have at most ${MAX_CALL_BYTES} bytes`;
 
 /** A call that passed validation, enriched and serialized once. */
 export interface AcceptedCall {
@@ -67,19 +71,19 @@ export function takeBatch(
   }
   const batchCtx: EnrichContext = {
     ...ctx,
-    batchContext: asObject(body.context),
-    batchIntegrations: asObject(body.integrations),
+    batchContext: asJsonObject(body.context),
+    batchIntegrations: asJsonObject(body.integrations),
   };
   const intake: Intake = { accepted: [], rejected: [] };
   batch.forEach((item: unknown, index) => {
     const refused = (code: RejectedCall['code'], message: string) =>
       intake.rejected.push({ index, code, message, value: serializeRejected(item) });
-    const call = asObject(item);
+    const call = asJsonObject(item);
     if (!call) return refused('invalid_call', 'a batch message must be a JSON object');
     if (!isCallType(call.type))
       return refused('invalid_call', `type must be one of ${CALL_TYPES.join(', ')}`);
     if (bodyBytes > MAX_CALL_BYTES && Buffer.byteLength(JSON.stringify(call)) > MAX_CALL_BYTES) {
-      return refused('call_too_large', `a call may have at most ${MAX_CALL_BYTES} bytes`);
+      return refused('call_too_large', CALL_TOO_LARGE);
     }
     const problem = checkCall(call.type, call);
     if (problem) return refused('invalid_call', problem);
@@ -106,13 +110,7 @@ function accept(type: CallType, call: Record<string, unknown>, ctx: EnrichContex
 
 /** A refused message for the rejected topic: never with a write key. */
 export function serializeRejected(item: unknown): string {
-  const object = asObject(item);
+  const object = asJsonObject(item);
   if (!object || !('writeKey' in object)) return JSON.stringify(item) ?? 'null';
   return JSON.stringify({ ...object, writeKey: undefined });
-}
-
-function asObject(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 }

@@ -18,7 +18,7 @@ import { UsageCounter } from '../usage/usage.counter';
 import { EnrichContext } from './enrich';
 import { IngestError } from './ingest.error';
 import { Channel, IngestMetrics } from './ingest.metrics';
-import { AcceptedCall, Intake, takeBatch, takeCall } from './intake';
+import { AcceptedCall, CALL_TOO_LARGE, Intake, takeBatch, takeCall } from './intake';
 import { decodeBody, parseJsonObject } from './request-body';
 
 /** What a body is: one call of a known type, a batch, or (Kafka ingress) either, by its shape. */
@@ -148,7 +148,7 @@ const WEBHOOKS_OFF = JSON.stringify({ Webhooks: false });
 
 function ensureCallSize(bytes: number): void {
   if (bytes > MAX_CALL_BYTES) {
-    throw new IngestError('call_too_large', `a call may have at most ${MAX_CALL_BYTES} bytes`);
+    throw new IngestError('call_too_large', CALL_TOO_LARGE);
   }
 }
 
