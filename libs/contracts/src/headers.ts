@@ -27,4 +27,6 @@ export const HEADER = {
   writeKey: 'sluice-write-key',
   /** The HTTP status of the last attempt, when there was one. */
   lastStatus: 'sluice-last-status',
+  /** When the last attempt was made, epoch milliseconds. */
+  lastAttemptAt: 'sluice-last-attempt-at',
 } as const;

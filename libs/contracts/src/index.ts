@@ -4,6 +4,7 @@ export * from './headers';
 export * from './integrations';
 export * from './json';
 export * from './limits';
+export * from './outcomes';
 export * from './timestamps';
 export * from './topics';
 export * from './validate-call';
