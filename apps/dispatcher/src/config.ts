@@ -1,6 +1,12 @@
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 
-import { BaseEnv, CommonConfig, commonConfig, readEnv } from '@app/config';
+import { BaseEnv, CommonConfig, commonConfig, deepFreeze, readEnv } from '@app/config';
+import { parseDelayLabel } from '@app/contracts';
+
+/** A comma-separated list of delay labels such as `10s,1m,5m,20m,1h`. */
+const DELAY_LADDER = /^[1-9][0-9]*[smh](,[1-9][0-9]*[smh])*$/;
+/** A comma-separated list of IPv4 or IPv6 CIDRs (checked in full when the guard is built). */
+const CIDR_LIST = /^$|^[0-9A-Fa-f:.]+\/[0-9]{1,3}(,[0-9A-Fa-f:.]+\/[0-9]{1,3})*$/;
 
 /** The dispatcher app's variables: the shared ones plus its own. */
 class DispatcherEnv extends BaseEnv {
@@ -9,13 +15,124 @@ class DispatcherEnv extends BaseEnv {
   @Min(0)
   @Max(65_535)
   DISPATCHER_PORT: number = 8083;
+
+  /** The retry tiers' delays in order; the last one repeats. One topic per distinct delay. */
+  @Matches(DELAY_LADDER, {
+    message: 'DISPATCHER_RETRY_DELAYS must be delays like 10s,1m,5m,20m,1h',
+  })
+  DISPATCHER_RETRY_DELAYS: string = '10s,1m,5m,20m,1h';
+
+  /** How long after its first attempt a delivery may still be retried. */
+  @IsInt()
+  @Min(1)
+  @Max(7 * 24 * 3600)
+  DISPATCHER_RETRY_WINDOW_SECONDS: number = 4 * 3600;
+
+  /** Deadline of one POST (connect, headers and body). */
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  DISPATCHER_REQUEST_TIMEOUT_MS: number = 5_000;
+
+  /** Deliveries in flight at once in this process. */
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  DISPATCHER_MAX_IN_FLIGHT: number = 1_024;
+
+  /** Deliveries in flight at once for one destination. */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: number = 64;
+
+  /** Connections kept to one origin (scheme, host, port). */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  DISPATCHER_CONNECTIONS_PER_ORIGIN: number = 64;
+
+  /** Consecutive retryable failures after which a destination's new deliveries skip the main
+   *  topic's attempt and go straight to the first retry tier, until an attempt succeeds. */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  DISPATCHER_FAILING_AFTER: number = 5;
+
+  /** Partitions of one topic handled at once by this process (main topic and tiers each). */
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  DISPATCHER_PARTITIONS_CONCURRENTLY: number = 8;
+
+  /** Deliveries of one partition in flight at once (deliveries of one user key stay in order). */
+  @IsInt()
+  @Min(1)
+  @Max(5_000)
+  DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION: number = 128;
+
+  /**
+   * CIDRs the SSRF guard admits although they are loopback, private, link-local, CGNAT,
+   * metadata or multicast addresses. Empty by default: nothing internal is reachable.
+   */
+  @Matches(CIDR_LIST, { message: 'DISPATCHER_ALLOWED_CIDRS must be CIDRs like 10.0.0.0/8,::1/128' })
+  DISPATCHER_ALLOWED_CIDRS: string = '';
+
+  /** A PEM file of extra CA certificates trusted for webhook HTTPS (beside the system's). */
+  @IsString()
+  DISPATCHER_EXTRA_CA_FILE: string = '';
+
+  /** Key that opens the sealed shared secrets: the admin app's `SECRETS_ENCRYPTION_KEY`. */
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, {
+    message: 'SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 (openssl rand -base64 32)',
+  })
+  SECRETS_ENCRYPTION_KEY!: string;
 }
 
 /** The dispatcher app's typed, frozen configuration. */
-export type DispatcherConfig = CommonConfig;
+export interface DispatcherConfig extends CommonConfig {
+  readonly dispatcher: {
+    /** Retry delays in seconds, in ladder order; the last repeats. */
+    readonly retryDelaysSeconds: readonly number[];
+    readonly retryWindowMs: number;
+    readonly requestTimeoutMs: number;
+    readonly maxInFlight: number;
+    readonly maxInFlightPerDestination: number;
+    readonly connectionsPerOrigin: number;
+    readonly failingAfter: number;
+    readonly partitionsConcurrently: number;
+    readonly maxInFlightPerPartition: number;
+    readonly allowedCidrs: readonly string[];
+    /** Empty when none. */
+    readonly extraCaFile: string;
+    readonly secretsKey: string;
+  };
+}
 
 /** Reads and validates the dispatcher app's configuration; the only reader of `process.env`. */
 export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): DispatcherConfig {
   const vars = readEnv(DispatcherEnv, env);
-  return commonConfig('dispatcher', vars, vars.DISPATCHER_PORT);
+  return deepFreeze({
+    ...commonConfig('dispatcher', vars, vars.DISPATCHER_PORT),
+    dispatcher: {
+      retryDelaysSeconds: vars.DISPATCHER_RETRY_DELAYS.split(',').map(parseDelayLabel),
+      retryWindowMs: vars.DISPATCHER_RETRY_WINDOW_SECONDS * 1000,
+      requestTimeoutMs: vars.DISPATCHER_REQUEST_TIMEOUT_MS,
+      maxInFlight: vars.DISPATCHER_MAX_IN_FLIGHT,
+      maxInFlightPerDestination: vars.DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION,
+      connectionsPerOrigin: vars.DISPATCHER_CONNECTIONS_PER_ORIGIN,
+      failingAfter: vars.DISPATCHER_FAILING_AFTER,
+      partitionsConcurrently: vars.DISPATCHER_PARTITIONS_CONCURRENTLY,
+      maxInFlightPerPartition: vars.DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION,
+      allowedCidrs:
+        vars.DISPATCHER_ALLOWED_CIDRS === '' ? [] : vars.DISPATCHER_ALLOWED_CIDRS.split(','),
+      extraCaFile: vars.DISPATCHER_EXTRA_CA_FILE,
+      secretsKey: vars.SECRETS_ENCRYPTION_KEY,
+    },
+  });
+}
+
+/** The distinct retry delays, ascending: one tier topic each. */
+export function retryTiers(config: DispatcherConfig): number[] {
+  return [...new Set(config.dispatcher.retryDelaysSeconds)].sort((a, b) => a - b);
 }

@@ -1,16 +1,53 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
+import { HEADER, retryTopic, TOPIC } from '@app/contracts';
+import { IncomingRecord, KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule } from './app.module';
-import { DispatcherConfig, loadDispatcherConfig } from './config';
+import { DispatcherConfig, loadDispatcherConfig, retryTiers } from './config';
+import { DispatchService } from './delivery/dispatch.service';
 
-/** Creates and starts the dispatcher app. */
+/** Pause of a partition after Kafka refused a retry or dead record, before trying again. */
+const FAILURE_BACKOFF_MS = 1_000;
+
+/**
+ * Creates and starts the dispatcher app: one consumer group for `sluice.deliveries.v1` and
+ * another for the retry tiers, so that slow retries never take the main topic's turns.
+ */
 export async function startDispatcher(
   config: DispatcherConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  const connection = app.get(KafkaConnection);
+  const { dispatcher, kafka } = config;
+  const common = {
+    connection,
+    partitionsConcurrently: dispatcher.partitionsConcurrently,
+    maxInFlightPerPartition: dispatcher.maxInFlightPerPartition,
+    failureBackoffMs: FAILURE_BACKOFF_MS,
+  };
+  app.connectMicroservice({
+    strategy: new KafkaTransport({
+      ...common,
+      groupId: `${kafka.topicPrefix}sluice-dispatcher`,
+      topics: [TOPIC.deliveries],
+    }),
+  });
+  const tiers = retryTiers(config).map(retryTopic);
+  const retries = new KafkaTransport({
+    ...common,
+    groupId: `${kafka.topicPrefix}sluice-dispatcher-retry`,
+    topics: tiers,
+    // A tier has one delay, so its records come due in order: pause until the head is due.
+    dueAtHeader: HEADER.dueAt,
+  });
+  const dispatch = app.get(DispatchService);
+  for (const topic of tiers) {
+    retries.addHandler(topic, (record: IncomingRecord) => dispatch.dispatch(record, 'retry'), true);
+  }
+  app.connectMicroservice({ strategy: retries });
   await listen(app, config);
   return app;
 }

@@ -12,6 +12,12 @@ export interface KafkaTransportOptions {
   readonly connection: KafkaConnection;
   /** Consumer group; every replica of an app shares one. */
   readonly groupId: string;
+  /**
+   * The logical topics this transport consumes, each needing a registered handler; by
+   * default the pattern of every registered handler. Lets one app run several consumer
+   * groups (Nest registers every handler with every transport).
+   */
+  readonly topics?: readonly string[];
   /** Partitions handled at the same time by this process. */
   readonly partitionsConcurrently: number;
   /** Handler calls in flight per partition (records with one key stay in order). */
@@ -88,7 +94,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
 
   private async start(): Promise<void> {
     const { connection } = this.options;
-    const topics = [...this.messageHandlers.keys()].map((pattern) => connection.topic(pattern));
+    const patterns = this.options.topics ?? [...this.messageHandlers.keys()];
+    const missing = patterns.filter((pattern) => !this.messageHandlers.has(pattern));
+    if (missing.length > 0)
+      throw new Error(`KafkaTransport has no handler for ${missing.join(', ')}`);
+    const topics = patterns.map((pattern) => connection.topic(pattern));
     if (topics.length === 0) throw new Error('KafkaTransport has no @EventPattern handlers');
     const consumer = connection.client().consumer({
       groupId: this.options.groupId,
@@ -119,6 +129,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const consumer = this.consumer;
     const logical = this.options.connection.logicalTopic(batch.topic);
     const handler = logical === undefined ? null : this.getHandlerByPattern(logical);
+    if (logical !== undefined && this.options.topics && !this.options.topics.includes(logical))
+      return;
     if (!consumer || logical === undefined || !handler) return;
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
     const outcome = await processPartitionBatch(

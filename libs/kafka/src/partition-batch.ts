@@ -1,4 +1,5 @@
 import { IncomingRecord } from './records';
+import { Semaphore } from './semaphore';
 
 /** Why processing of a partition's batch stopped before its end. */
 export type BatchStop =
@@ -95,37 +96,4 @@ function outcome(
     lastFinished,
     stop: { kind: 'failed', offset, error: new Error('record left unfinished') },
   };
-}
-
-/** A counting semaphore; `whenFree` resolves when a slot is free. */
-class Semaphore {
-  private inUse = 0;
-  private readonly waiters: (() => void)[] = [];
-  private readonly freeWaiters: (() => void)[] = [];
-
-  constructor(private readonly size: number) {}
-
-  full(): boolean {
-    return this.inUse >= this.size;
-  }
-
-  acquire(): Promise<void> {
-    if (this.inUse < this.size) {
-      this.inUse += 1;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.inUse -= 1;
-    for (const waiter of this.freeWaiters.splice(0)) waiter();
-  }
-
-  whenFree(): Promise<void> {
-    if (!this.full()) return Promise.resolve();
-    return new Promise((resolve) => this.freeWaiters.push(resolve));
-  }
 }

@@ -1,0 +1,43 @@
+import { Semaphore } from '@app/kafka';
+
+/**
+ * Per-destination isolation: a bound on the deliveries in flight for each destination, and a
+ * count of its consecutive retryable failures. A destination with `failingAfter` of them in a
+ * row is failing: its new deliveries leave the main topic at once for the first retry tier
+ * (where attempts go on) instead of holding a main-topic partition, until an attempt succeeds.
+ */
+export class DestinationGate {
+  private readonly slots = new Map<string, Semaphore>();
+  private readonly streaks = new Map<string, number>();
+
+  constructor(
+    private readonly perDestination: number,
+    private readonly failingAfter: number,
+  ) {}
+
+  isFailing(destinationId: string): boolean {
+    return (this.streaks.get(destinationId) ?? 0) >= this.failingAfter;
+  }
+
+  /** Waits for one of the destination's slots. */
+  async acquire(destinationId: string): Promise<void> {
+    let slots = this.slots.get(destinationId);
+    if (!slots) {
+      slots = new Semaphore(this.perDestination);
+      this.slots.set(destinationId, slots);
+    }
+    await slots.acquire();
+  }
+
+  release(destinationId: string): void {
+    this.slots.get(destinationId)?.release();
+  }
+
+  succeeded(destinationId: string): void {
+    this.streaks.delete(destinationId);
+  }
+
+  failed(destinationId: string): void {
+    this.streaks.set(destinationId, (this.streaks.get(destinationId) ?? 0) + 1);
+  }
+}

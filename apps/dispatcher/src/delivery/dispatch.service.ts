@@ -1,0 +1,336 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+
+import { delayLabel, DeliveryResult } from '@app/contracts';
+import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
+import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
+import { hmacSha1Hex, SecretBox } from '@app/signing';
+
+import {
+  DeadLetter,
+  decodeDelivery,
+  deadRecord,
+  DeliveryFacts,
+  outcomeRecord,
+  retryRecord,
+} from './delivery-record';
+import { DestinationGate } from './destination-gate';
+import { DispatcherMetrics } from './dispatcher.metrics';
+import { planRetry } from './retry-plan';
+import { AttemptResult, WebhookClient } from './webhook-client';
+
+/** The settings of the dispatch, from the app's configuration. */
+export interface DispatchOptions {
+  /** Retry delays in seconds, in ladder order; the last repeats. */
+  readonly retryDelaysSeconds: readonly number[];
+  readonly retryWindowMs: number;
+  readonly maxInFlight: number;
+  readonly maxInFlightPerDestination: number;
+  readonly failingAfter: number;
+  readonly secrets: SecretBox;
+  readonly now?: () => number;
+}
+
+export const DISPATCH_OPTIONS = Symbol('DISPATCH_OPTIONS');
+
+/** Where a delivery record was read from. */
+export type DeliveryPath = 'main' | 'retry';
+
+/** What became of one delivery record. */
+export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
+
+/** The HTTP headers every webhook request carries; static headers cannot replace them. */
+export const USER_AGENT = 'Sluice/1.0';
+export const SIGNATURE_HEADER = 'x-signature';
+
+/** Call types whose outcome is published for someone waiting on it. */
+const OUTCOME_TYPES: ReadonlySet<string> = new Set(['delete']);
+
+/**
+ * Delivers one record of the deliveries topic or of a retry tier (DESIGN.md section 3): POSTs
+ * its bytes, signed, to every webhook it covers at once; any 2xx ends it; otherwise the
+ * webhooks that failed in a retryable way go together to the next retry tier, or, when none
+ * did or the window closes, the delivery goes to the dead-letter topic. Resolves only once
+ * what it produced was acknowledged, so the transport commits after that.
+ */
+@Injectable()
+export class DispatchService {
+  private readonly logger = new Logger(DispatchService.name);
+  private readonly now: () => number;
+  private readonly slots: Semaphore;
+  private readonly gate: DestinationGate;
+  /** Opened shared secrets by their ciphertext; a settings reload makes new arrays. */
+  private readonly secrets = new WeakMap<object, string>();
+
+  constructor(
+    @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
+    @Inject(BatchProducer) private readonly producer: Pick<BatchProducer, 'send'>,
+    @Inject(WebhookClient) private readonly client: Pick<WebhookClient, 'post'>,
+    private readonly metrics: DispatcherMetrics,
+    @Inject(DISPATCH_OPTIONS) private readonly options: DispatchOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.slots = new Semaphore(options.maxInFlight);
+    this.gate = new DestinationGate(options.maxInFlightPerDestination, options.failingAfter);
+  }
+
+  /**
+   * Handles one delivery record.
+   * @throws when Kafka did not acknowledge what the outcome needs produced, or the shared
+   *   secret cannot be opened (faults of the installation: the record is tried again)
+   */
+  async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
+    const decoded = decodeDelivery(record);
+    if (decoded.kind === 'invalid') {
+      this.logger.warn(
+        `delivery record ${record.partition}@${record.offset} dead: ${decoded.reason}`,
+      );
+      return this.die(record, undefined, {
+        reason: decoded.reason,
+        lastStatus: undefined,
+        attempts: 0,
+        firstAttemptAt: undefined,
+        lastAttemptAt: this.now(),
+      });
+    }
+    const { facts, body } = decoded;
+    const destination = this.settings.destination(facts.destinationId);
+    if (!destination || !destination.enabled) {
+      return this.discard(
+        record,
+        facts,
+        destination ? 'destination_disabled' : 'destination_deleted',
+      );
+    }
+    const webhooks = covered(destination, facts.webhookIds);
+    if (webhooks.length === 0) {
+      this.logger.warn(`${describe(facts)}: every webhook it covered was removed; dead`);
+      return this.die(record, facts, {
+        reason: 'webhooks_removed',
+        lastStatus: undefined,
+        attempts: facts.attempt - 1,
+        firstAttemptAt: facts.firstAttemptAt,
+        lastAttemptAt: this.now(),
+      });
+    }
+    if (path === 'main' && this.gate.isFailing(destination.id))
+      return this.leaveMainTopic(record, facts);
+    await this.slots.acquire();
+    await this.gate.acquire(destination.id);
+    try {
+      // Checked again: the destination may have been found failing while this one waited.
+      if (path === 'main' && this.gate.isFailing(destination.id))
+        return await this.leaveMainTopic(record, facts);
+      return await this.attempt(record, facts, body, destination, webhooks, path);
+    } finally {
+      this.gate.release(destination.id);
+      this.slots.release();
+    }
+  }
+
+  private async attempt(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    body: Buffer,
+    destination: DestinationSettings,
+    webhooks: readonly WebhookSettings[],
+    path: DeliveryPath,
+  ): Promise<DispatchResult> {
+    const startedAt = this.now();
+    const firstAttemptAt = facts.firstAttemptAt ?? startedAt;
+    const signed = this.baseHeaders(destination, body);
+    const results = await Promise.all(
+      webhooks.map((webhook) => this.post(facts, webhook, body, signed)),
+    );
+    const now = this.now();
+    if (results.some((r) => r.kind === 'success')) {
+      this.gate.succeeded(destination.id);
+      this.metrics.latencySeconds.observe(
+        (now - (path === 'main' ? record.timestamp : firstAttemptAt)) / 1000,
+      );
+      return this.finish(record, facts, 'delivered', { attempts: facts.attempt, at: now });
+    }
+    const retryable = webhooks.filter((_, i) => results[i].kind === 'retryable');
+    const lastStatus = results.map((r) => r.status).find((s) => s !== undefined);
+    if (retryable.length === 0) {
+      return this.die(record, facts, {
+        reason: results[0].kind === 'permanent' ? results[0].reason : 'permanent_failure',
+        lastStatus,
+        attempts: facts.attempt,
+        firstAttemptAt,
+        lastAttemptAt: now,
+      });
+    }
+    this.gate.failed(destination.id);
+    const retryAfters = results.flatMap((r) =>
+      r.kind === 'retryable' && r.retryAfterMs !== undefined ? [r.retryAfterMs] : [],
+    );
+    const plan = planRetry({
+      ladder: this.options.retryDelaysSeconds,
+      failures: facts.attempt,
+      now,
+      firstAttemptAt,
+      windowMs: this.options.retryWindowMs,
+      retryAfterMs: retryAfters.length > 0 ? Math.max(...retryAfters) : undefined,
+    });
+    const reason = results.find((r) => r.kind === 'retryable')!.reason;
+    if (plan.kind === 'window_closed') {
+      return this.die(record, facts, {
+        reason: 'retry_window_closed',
+        lastStatus,
+        attempts: facts.attempt,
+        firstAttemptAt,
+        lastAttemptAt: now,
+      });
+    }
+    return this.retry(
+      retryRecord(record, {
+        delaySeconds: plan.delaySeconds,
+        attempt: facts.attempt + 1,
+        firstAttemptAt,
+        dueAt: plan.dueAt,
+        webhookIds: retryable.map((w) => w.id),
+        reason,
+        lastStatus,
+      }),
+      plan.delaySeconds,
+    );
+  }
+
+  /** A failing destination's delivery goes to the first tier without an attempt on the main topic. */
+  private leaveMainTopic(record: IncomingRecord, facts: DeliveryFacts): Promise<DispatchResult> {
+    const now = this.now();
+    const delaySeconds = this.options.retryDelaysSeconds[0];
+    return this.retry(
+      retryRecord(record, {
+        delaySeconds,
+        attempt: facts.attempt,
+        firstAttemptAt: facts.firstAttemptAt ?? now,
+        dueAt: now + delaySeconds * 1000,
+        webhookIds: facts.webhookIds,
+        reason: 'destination_failing',
+        lastStatus: undefined,
+      }),
+      delaySeconds,
+    );
+  }
+
+  private async post(
+    facts: DeliveryFacts,
+    webhook: WebhookSettings,
+    body: Buffer,
+    signed: Record<string, string>,
+  ): Promise<AttemptResult> {
+    const headers = { ...webhook.headers, ...signed };
+    this.metrics.requestsInFlight.inc();
+    const stop = this.metrics.requestSeconds.startTimer();
+    const result = await this.client.post(webhook.url, body, headers);
+    stop({ outcome: result.kind });
+    this.metrics.requestsInFlight.dec();
+    this.metrics.attempts.inc({ outcome: result.kind, status_class: statusClass(result.status) });
+    if (result.kind !== 'success') {
+      this.logger.warn(
+        `${describe(facts)} to webhook ${webhook.id}, attempt ${facts.attempt}: ${result.kind} ` +
+          `${result.reason} (${result.detail})`,
+      );
+    }
+    return result;
+  }
+
+  /** User-Agent, Content-Type and, with a shared secret, the signature of the exact bytes. */
+  private baseHeaders(destination: DestinationSettings, body: Buffer): Record<string, string> {
+    const headers: Record<string, string> = {
+      'user-agent': USER_AGENT,
+      'content-type': 'application/json',
+    };
+    const ciphertext = destination.sharedSecretCiphertext;
+    if (ciphertext) {
+      let secret = this.secrets.get(ciphertext);
+      if (secret === undefined) {
+        secret = this.options.secrets.open(ciphertext);
+        this.secrets.set(ciphertext, secret);
+      }
+      headers[SIGNATURE_HEADER] = hmacSha1Hex(secret, body);
+    }
+    return headers;
+  }
+
+  private async retry(retry: OutgoingRecord, delaySeconds: number): Promise<DispatchResult> {
+    await this.producer.send([retry]);
+    this.metrics.retries.inc({ tier: delayLabel(delaySeconds) });
+    this.metrics.deliveries.inc({ result: 'retried' });
+    return 'retried';
+  }
+
+  private async die(
+    record: IncomingRecord,
+    facts: DeliveryFacts | undefined,
+    dead: DeadLetter,
+  ): Promise<DispatchResult> {
+    if (facts) {
+      this.logger.warn(
+        `${describe(facts)}: dead after ${dead.attempts} attempt(s): ${dead.reason}`,
+      );
+    }
+    const records = [deadRecord(record, dead)];
+    if (facts && OUTCOME_TYPES.has(facts.type ?? '')) {
+      records.push(
+        outcomeRecord(record, facts, {
+          result: 'dead',
+          reason: dead.reason,
+          lastStatus: dead.lastStatus,
+          attempts: dead.attempts,
+          at: dead.lastAttemptAt,
+        }),
+      );
+    }
+    await this.producer.send(records);
+    this.metrics.deadLetters.inc({ reason: dead.reason });
+    this.metrics.deliveries.inc({ result: 'dead' });
+    return 'dead';
+  }
+
+  private async discard(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    reason: string,
+  ): Promise<DispatchResult> {
+    this.logger.warn(`${describe(facts)}: discarded, ${reason}`);
+    this.metrics.discarded.inc({ reason });
+    return this.finish(record, facts, 'discarded', {
+      reason,
+      attempts: facts.attempt - 1,
+      at: this.now(),
+    });
+  }
+
+  /** Counts a delivered or discarded delivery and publishes its outcome when someone waits on it. */
+  private async finish(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    result: Exclude<DeliveryResult, 'dead'>,
+    outcome: { reason?: string; attempts: number; at: number },
+  ): Promise<DispatchResult> {
+    if (OUTCOME_TYPES.has(facts.type ?? '')) {
+      await this.producer.send([outcomeRecord(record, facts, { result, ...outcome })]);
+    }
+    this.metrics.deliveries.inc({ result });
+    return result;
+  }
+}
+
+/** The webhooks a delivery covers now: every current one, or the retry's subset still present. */
+function covered(
+  destination: DestinationSettings,
+  ids: readonly string[] | undefined,
+): readonly WebhookSettings[] {
+  if (ids === undefined) return destination.webhooks;
+  return destination.webhooks.filter((webhook) => ids.includes(webhook.id));
+}
+
+function statusClass(status: number | undefined): string {
+  return status === undefined ? 'none' : `${Math.floor(status / 100)}xx`;
+}
+
+function describe(facts: DeliveryFacts): string {
+  return `delivery of message ${facts.messageId ?? '(none)'} to destination ${facts.destinationId}`;
+}

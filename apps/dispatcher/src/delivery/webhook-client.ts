@@ -1,0 +1,191 @@
+import { isIP } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
+
+import { Agent } from 'undici';
+
+import { SsrfGuard } from './ssrf-guard';
+
+/** Why an attempt failed in a way worth trying again. */
+export type RetryableReason = 'timeout' | 'connection_error' | 'http_5xx' | 'http_408' | 'http_429';
+
+/** Why an attempt failed for good. */
+export type PermanentReason =
+  'http_3xx' | 'http_4xx' | 'tls_error' | 'ssrf_refused' | 'invalid_url';
+
+/** What one POST to one webhook came to. */
+export type AttemptResult =
+  | { readonly kind: 'success'; readonly status: number }
+  | {
+      readonly kind: 'retryable';
+      readonly reason: RetryableReason;
+      readonly status?: number;
+      /** From a 429's or 503's `Retry-After`, when it had one. */
+      readonly retryAfterMs?: number;
+      readonly detail: string;
+    }
+  | {
+      readonly kind: 'permanent';
+      readonly reason: PermanentReason;
+      readonly status?: number;
+      readonly detail: string;
+    };
+
+/** Options of the {@link WebhookClient}. */
+export interface WebhookClientOptions {
+  /** Deadline of one POST: connecting, the answer's headers and its body. */
+  readonly timeoutMs: number;
+  /** Connections kept to one origin. */
+  readonly connectionsPerOrigin: number;
+  readonly guard: SsrfGuard;
+  /** Trusted CA certificates replacing the default set (which then must be included). */
+  readonly ca?: SecureContextOptions['ca'];
+  /** The most bytes of an answer's body read (and discarded); the rest closes the socket. */
+  readonly maxResponseBytes?: number;
+}
+
+/** Certificate verification failures: the handshake stops, no request is sent. */
+const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REJECTED',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * POSTs webhook bodies through undici's pooled dispatcher (one pool per origin, bounded
+ * connections, keep-alive), with a deadline per attempt, redirects never followed, answers
+ * drained up to a cap, and every connection checked by the SSRF guard. TLS certificates are
+ * always verified.
+ */
+export class WebhookClient {
+  private readonly agent: Agent;
+  private readonly maxResponseBytes: number;
+
+  constructor(private readonly options: WebhookClientOptions) {
+    this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
+    this.agent = new Agent({
+      connections: options.connectionsPerOrigin,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connect: {
+        timeout: options.timeoutMs,
+        lookup: options.guard.lookup,
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+      },
+    });
+  }
+
+  /** POSTs `body` to `url`; never throws. */
+  async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { kind: 'permanent', reason: 'invalid_url', detail: 'not an absolute URL' };
+    }
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      return { kind: 'permanent', reason: 'invalid_url', detail: 'not http or https' };
+    }
+    // An IP literal is connected to without a lookup, so it is checked here.
+    const literal = target.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal) !== 0 && !this.options.guard.admits(literal)) {
+      return { kind: 'permanent', reason: 'ssrf_refused', detail: `${literal} is internal` };
+    }
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    try {
+      const response = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers,
+        body,
+        signal,
+      });
+      await response.body.dump({ limit: this.maxResponseBytes }).catch(() => undefined);
+      return classifyStatus(response.statusCode, response.headers['retry-after']);
+    } catch (error) {
+      return classifyError(error, signal.aborted, this.options.timeoutMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** The outcome an HTTP status means (DESIGN.md section 3). */
+export function classifyStatus(
+  status: number,
+  retryAfter?: string | string[],
+  now: number = Date.now(),
+): AttemptResult {
+  if (status >= 200 && status < 300) return { kind: 'success', status };
+  const detail = `HTTP ${status}`;
+  if (status >= 500 || status === 408 || status === 429) {
+    const reason = status === 408 ? 'http_408' : status === 429 ? 'http_429' : 'http_5xx';
+    const retryAfterMs = parseRetryAfter(retryAfter, now);
+    return retryAfterMs === undefined
+      ? { kind: 'retryable', reason, status, detail }
+      : { kind: 'retryable', reason, status, detail, retryAfterMs };
+  }
+  const reason = status >= 300 && status < 400 ? 'http_3xx' : 'http_4xx';
+  return { kind: 'permanent', reason, status, detail };
+}
+
+/** What a failed request means: a deadline, a refused address, a certificate, or the network. */
+export function classifyError(error: unknown, timedOut: boolean, timeoutMs: number): AttemptResult {
+  if (timedOut)
+    return { kind: 'retryable', reason: 'timeout', detail: `no answer in ${timeoutMs} ms` };
+  const codes = errorCodes(error);
+  if (codes.includes('ERR_SSRF_REFUSED')) {
+    return {
+      kind: 'permanent',
+      reason: 'ssrf_refused',
+      detail: 'the host resolves to an internal address',
+    };
+  }
+  const tls = codes.find((code) => TLS_VERIFY_CODES.has(code));
+  if (tls)
+    return { kind: 'permanent', reason: 'tls_error', detail: `certificate not verified (${tls})` };
+  if (codes.includes('UND_ERR_CONNECT_TIMEOUT') || codes.includes('UND_ERR_HEADERS_TIMEOUT')) {
+    return { kind: 'retryable', reason: 'timeout', detail: `no answer in ${timeoutMs} ms` };
+  }
+  return { kind: 'retryable', reason: 'connection_error', detail: codes[0] ?? describe(error) };
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date, in ms from now; undefined when absent or bad. */
+export function parseRetryAfter(
+  value: string | string[] | undefined,
+  now: number,
+): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** The `code`s along an error's cause chain. */
+function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth += 1) {
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (typeof code === 'string') codes.push(code);
+    current = cause;
+  }
+  return codes;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.name : 'unknown error';
+}

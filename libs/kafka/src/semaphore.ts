@@ -1,0 +1,32 @@
+/** A counting semaphore; `whenFree` resolves when a slot is free. */
+export class Semaphore {
+  private inUse = 0;
+  private readonly waiters: (() => void)[] = [];
+  private readonly freeWaiters: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  full(): boolean {
+    return this.inUse >= this.size;
+  }
+
+  acquire(): Promise<void> {
+    if (this.inUse < this.size) {
+      this.inUse += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.inUse -= 1;
+    for (const waiter of this.freeWaiters.splice(0)) waiter();
+  }
+
+  whenFree(): Promise<void> {
+    if (!this.full()) return Promise.resolve();
+    return new Promise((resolve) => this.freeWaiters.push(resolve));
+  }
+}
