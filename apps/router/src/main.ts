@@ -3,7 +3,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
-import { AppModule } from './app.module';
+import { AppModule, routerGroupId } from './app.module';
 import { RouterConfig, loadRouterConfig } from './config';
 
 /** Pause of a partition after Kafka refused a delivery, before the call is tried again. */
@@ -18,7 +18,7 @@ export async function startRouter(
   app.connectMicroservice({
     strategy: new KafkaTransport({
       connection: app.get(KafkaConnection),
-      groupId: `${config.kafka.topicPrefix}sluice-router`,
+      groupId: routerGroupId(config),
       partitionsConcurrently: config.router.partitionsConcurrently,
       maxInFlightPerPartition: config.router.maxInFlightPerPartition,
       failureBackoffMs: FAILURE_BACKOFF_MS,

@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+/**
+ * The Docker image, the compose file and the Helm chart run what the tests run: the image
+ * builds with package.json's build script, and every entry point they name is a file that
+ * build produces. (No Docker engine exists here, so the image itself is not built.)
+ */
+
+const ROOT = join(__dirname, '../../..');
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const packageJson = JSON.parse(read('package.json')) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const dockerfile = read('docker/Dockerfile');
+const compose = read('docker/compose.yml');
+
+/** Every `dist/....js` path a file names. */
+function entryPoints(text: string): string[] {
+  return [...new Set(text.match(/dist\/[\w./-]+\.js/g) ?? [])];
+}
+
+/** Every file under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) =>
+    statSync(join(dir, name)).isFile(),
+  );
+}
+
+describe('docker/Dockerfile and docker/compose.yml', () => {
+  let outDir: string;
+
+  beforeAll(() => {
+    // package.json's build script, writing to a directory of this test's own rather than
+    // dist/ (which others may be running from); everything else is the same command.
+    const script = packageJson.scripts.build;
+    expect(script).toMatch(/(^|\s)-d dist(\s|$)/);
+    outDir = mkdtempSync(join(tmpdir(), 'sluice-build-'));
+    const command = script.replace(/\bdist\b/g, outDir);
+    execFileSync('bash', ['-c', command], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}` },
+      stdio: 'pipe',
+    });
+  });
+
+  afterAll(() => {
+    if (outDir) rmSync(outDir, { recursive: true, force: true });
+  });
+
+  it('builds with `npm install` and `npm run build`, and keeps production dependencies only', () => {
+    const runs = dockerfile.match(/^RUN .*(\n\s+&&.*)*/gm) ?? [];
+    expect(runs.join('\n')).toMatch(/npm install\b/);
+    expect(runs.join('\n')).toMatch(/npm run build\b/);
+    expect(runs.join('\n')).toMatch(/npm prune --omit=dev/);
+    expect(dockerfile).toMatch(/^FROM node:24|^ARG NODE_IMAGE=node:24/m);
+  });
+
+  it('copies every input of the build script into the image, and .dockerignore lets them in', () => {
+    const dockerignore = read('.dockerignore');
+    // The build script's inputs: `swc apps libs --config-file .swcrc`.
+    for (const input of ['apps', 'libs', '.swcrc', 'package.json', 'package-lock.json']) {
+      const name = input.replace(/\./g, '\\.');
+      expect(dockerfile).toMatch(new RegExp(`^COPY\\s(.*\\s)?(\\./)?${name}(\\s|/|$)`, 'm'));
+      expect(dockerignore).toMatch(new RegExp(`^!${name}/?$`, 'm'));
+    }
+    expect(packageJson.scripts.build).toMatch(/swc apps libs --config-file \.swcrc/);
+  });
+
+  it('runs as a non-root user with node and the warning flag the npm scripts use', () => {
+    expect(dockerfile).toMatch(/^USER 1000:1000$/m);
+    expect(dockerfile).toMatch(
+      /^ENTRYPOINT \["node", "--disable-warning=TimeoutNegativeWarning"\]$/m,
+    );
+    expect(packageJson.scripts.start).toContain('--disable-warning=TimeoutNegativeWarning');
+  });
+
+  it('names only entry points that the build produces, one per app plus the migration', () => {
+    const named = [...entryPoints(dockerfile), ...entryPoints(compose)];
+    for (const app of ['ingest', 'admin', 'router', 'dispatcher']) {
+      expect(named).toContain(`dist/apps/${app}/src/main.js`);
+    }
+    expect(named).toContain('dist/apps/admin/src/migrate.js');
+    for (const path of named) {
+      expect(existsSync(join(outDir, relative('dist', path)))).toBe(true);
+    }
+  });
+
+  it('needs at run time only packages listed as production dependencies', () => {
+    const builtins = new Set(builtinModules);
+    const missing = new Set<string>();
+    for (const file of filesUnder(outDir).filter((name) => name.endsWith('.js'))) {
+      const text = readFileSync(join(outDir, file), 'utf8');
+      for (const [, specifier] of text.matchAll(/require\("([^".][^"]*)"\)/g)) {
+        const name = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : specifier.split('/')[0];
+        if (builtins.has(name) || name.startsWith('node:')) continue;
+        if (!(name in packageJson.dependencies)) missing.add(`${name} (${file})`);
+      }
+    }
+    expect([...missing]).toEqual([]);
+  });
+
+  it('is a valid compose file for docker-compose', () => {
+    // Debian's docker-compose 1.29 (.ci/run installs it): `config -q` parses and validates.
+    expect(() =>
+      execFileSync('docker-compose', ['-f', 'docker/compose.yml', 'config', '-q'], {
+        cwd: ROOT,
+        stdio: 'pipe',
+      }),
+    ).not.toThrow();
+  });
+
+  it('scrapes every app in Prometheus and provisions the dashboard in Grafana', () => {
+    const prometheus = read('docker/prometheus/prometheus.yml');
+    for (const target of ['ingest:8080', 'admin:8081', 'router:8082', 'dispatcher:8083']) {
+      expect(prometheus).toContain(target);
+      expect(compose).toContain(`${target.split(':')[1]}:${target.split(':')[1]}`);
+    }
+    expect(compose).toContain('./grafana/dashboards:/etc/grafana/dashboards:ro');
+    expect(read('docker/grafana/provisioning/dashboards/sluice.yml')).toContain(
+      'path: /etc/grafana/dashboards',
+    );
+    expect(compose).toMatch(/DISPATCHER_ALLOWED_CIDRS: \$\{DISPATCHER_ALLOWED_CIDRS:-\}/);
+  });
+});
