@@ -1,8 +1,29 @@
-import { ConflictException, NotFoundException } from '@nestjs/common';
+import { ConflictException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 
 /** 404 with a stable code. */
-export function notFound(what: 'source' | 'destination' | 'webhook'): NotFoundException {
-  return new NotFoundException({ code: `${what}_not_found`, message: `no such ${what}` });
+export function notFound(
+  what:
+    | 'source'
+    | 'destination'
+    | 'webhook'
+    | 'deletion_request'
+    | 'audience'
+    | 'computed_trait'
+    | 'sync',
+  detail = '',
+): NotFoundException {
+  return new NotFoundException({
+    code: `${what}_not_found`,
+    message: `no such ${what.replace('_', ' ')}${detail}`,
+  });
+}
+
+/** 503 when Kafka did not acknowledge what had to be published; nothing was committed. */
+export function kafkaUnavailable(what: string): ServiceUnavailableException {
+  return new ServiceUnavailableException({
+    code: 'kafka_unavailable',
+    message: `${what} could not be published to Kafka; nothing was committed, retry later`,
+  });
 }
 
 /** 409 with a stable code. */

@@ -3,24 +3,42 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
+import { AdminMetrics } from './admin.metrics';
 import { ADMIN_TOKENS } from './auth/admin-token.guard';
+import { CLOCK, SYSTEM_CLOCK } from './clock';
 import { AdminConfig } from './config';
+import { DeletionsController } from './deletions/deletions.controller';
+import { DeletionsService } from './deletions/deletions.service';
+import { OutcomesConsumer } from './deletions/outcomes.consumer';
+import { ReceiptsService } from './deletions/receipts.service';
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesService } from './sources/sources.service';
 
-/** The admin app: the control plane's REST API. */
+/**
+ * The admin app: the control plane's REST API, and the consumer of delivery outcomes that
+ * records the receipts of delete notifications.
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: AdminConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [RuntimeModule.forRoot(config)],
-      controllers: [SourcesController, DestinationsController],
+      controllers: [
+        SourcesController,
+        DestinationsController,
+        DeletionsController,
+        OutcomesConsumer,
+      ],
       providers: [
         SourcesService,
         DestinationsService,
+        DeletionsService,
+        ReceiptsService,
+        AdminMetrics,
+        { provide: CLOCK, useValue: SYSTEM_CLOCK },
         { provide: SecretBox, useValue: new SecretBox(config.admin.secretsKey) },
         { provide: ADMIN_TOKENS, useValue: config.admin.tokens },
       ],

@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 
+import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { countAdminRequests } from './admin.metrics';
@@ -11,12 +12,27 @@ import { adminValidationPipe } from './validation';
 /** Where the admin API's OpenAPI document is served (no token needed). */
 export const OPENAPI_PATH = '/admin/v1/openapi.json';
 
-/** Creates and starts the admin app. */
+/** Partitions of the outcomes topic handled at once, and outcomes in flight per partition. */
+const OUTCOME_PARTITIONS_CONCURRENTLY = 2;
+const OUTCOMES_IN_FLIGHT = 16;
+/** Pause of a partition after a receipt could not be stored, before it is tried again. */
+const FAILURE_BACKOFF_MS = 1_000;
+
+/** Creates and starts the admin app: the REST API and the consumer of delivery outcomes. */
 export async function startAdmin(
   config: AdminConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
+  app.connectMicroservice({
+    strategy: new KafkaTransport({
+      connection: app.get(KafkaConnection),
+      groupId: `${config.kafka.topicPrefix}sluice-admin`,
+      partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
+      maxInFlightPerPartition: OUTCOMES_IN_FLIGHT,
+      failureBackoffMs: FAILURE_BACKOFF_MS,
+    }),
+  });
   acceptEmptyJsonBodies(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
@@ -40,12 +56,30 @@ function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
   });
 }
 
+/** The OpenAPI document's description: what the API holds, and how a large sync is sent. */
+const OPENAPI_DESCRIPTION = [
+  'Sources, write keys, webhook destinations, usage, deletion requests, audiences and ',
+  'computed traits.\n\n',
+  '**Syncs are paged.** A sync takes the full current member list, which may hold hundreds ',
+  'of thousands of users: open a sync (`POST …/syncs`), upload the list in pages of up to ',
+  '10,000 members (`POST …/syncs/{syncId}/members`, in any order, any number of pages; a ',
+  'user uploaded twice keeps the last value), then commit it (`POST …/syncs/{syncId}/commit`). ',
+  'The commit publishes only the changes since the last committed sync, waits until Kafka ',
+  'acknowledged every identify, and only then stores the new membership, in one transaction: ',
+  'after a crash or a 503 the sync is still open and a second commit sends the changes again ',
+  '(duplicates at worst, never a lost change). Pages rather than one streamed body: each ',
+  'request stays small (under the 1 MiB body limit) and quick, a failed page is simply sent ',
+  'again (uploads are idempotent), the uploaded pages survive a restart of the admin app ',
+  '(they are stored in PostgreSQL), and any HTTP client can send them; a single streamed ',
+  'NDJSON body would have to start over on any failure and needs a streaming client.',
+].join('');
+
 function serveOpenApi(app: NestFastifyApplication): void {
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
       .setTitle('Sluice admin API')
-      .setDescription('Sources, write keys, webhook destinations and usage.')
+      .setDescription(OPENAPI_DESCRIPTION)
       .setVersion('1')
       .addBearerAuth()
       .build(),

@@ -1,5 +1,6 @@
 export * from './call.dto';
 export * from './calls';
+export * from './enrich';
 export * from './headers';
 export * from './integrations';
 export * from './json';

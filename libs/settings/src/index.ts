@@ -1,4 +1,13 @@
+export { AudienceEntity, type AudienceKind } from './entities/audience.entity';
+export { AudienceMemberEntity } from './entities/audience-member.entity';
+export { AudienceSyncEntity, type AudienceSyncStatus } from './entities/audience-sync.entity';
+export { AudienceSyncMemberEntity } from './entities/audience-sync-member.entity';
 export { describeDatabaseUrl } from './database-url';
+export {
+  DeletionNotificationEntity,
+  type DeletionNotificationStatus,
+} from './entities/deletion-notification.entity';
+export { DeletionRequestEntity } from './entities/deletion-request.entity';
 export {
   DestinationEntity,
   type DestinationKind,

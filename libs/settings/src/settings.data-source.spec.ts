@@ -8,8 +8,8 @@ describe(createSettingsDataSource.name, () => {
 
   it('lists the settings entities and migrations', () => {
     const { options } = createSettingsDataSource({ url: 'postgres://u:p@h/db' });
-    expect(options.entities).toHaveLength(4);
-    expect(options.migrations).toHaveLength(3);
+    expect(options.entities).toHaveLength(10);
+    expect(options.migrations).toHaveLength(4);
   });
 
   it('applies the pool size and default connect timeout', () => {

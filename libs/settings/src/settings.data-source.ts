@@ -3,6 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 
 import { databaseUrlPassword, safeErrorMessage } from './database-url';
+import { AudienceEntity } from './entities/audience.entity';
+import { AudienceMemberEntity } from './entities/audience-member.entity';
+import { AudienceSyncEntity } from './entities/audience-sync.entity';
+import { AudienceSyncMemberEntity } from './entities/audience-sync-member.entity';
+import { DeletionNotificationEntity } from './entities/deletion-notification.entity';
+import { DeletionRequestEntity } from './entities/deletion-request.entity';
 import { DestinationEntity } from './entities/destination.entity';
 import { SourceEntity } from './entities/source.entity';
 import { SourceUsageEntity } from './entities/source-usage.entity';
@@ -15,6 +21,12 @@ export const SETTINGS_ENTITIES = [
   DestinationEntity,
   WebhookEntity,
   SourceUsageEntity,
+  DeletionRequestEntity,
+  DeletionNotificationEntity,
+  AudienceEntity,
+  AudienceMemberEntity,
+  AudienceSyncEntity,
+  AudienceSyncMemberEntity,
 ] as const;
 
 /** Table in which TypeORM records which settings migrations have run. */

@@ -10,6 +10,24 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../helpers/test-database';
 
 const EXPECTED_CONSTRAINTS = [
+  'audience_key_check',
+  'audience_kind_check',
+  'audience_member_audience_id_fkey',
+  'audience_member_pkey',
+  'audience_pkey',
+  'audience_source_id_fkey',
+  'audience_source_key_unique',
+  'audience_sync_audience_id_fkey',
+  'audience_sync_member_pkey',
+  'audience_sync_member_sync_id_fkey',
+  'audience_sync_pkey',
+  'audience_sync_status_check',
+  'deletion_notification_pkey',
+  'deletion_notification_request_id_fkey',
+  'deletion_notification_request_source_user_unique',
+  'deletion_notification_status_check',
+  'deletion_request_pkey',
+  'deletion_request_user_count_check',
   'destination_kind_check',
   'destination_name_not_empty_check',
   'destination_pkey',
@@ -29,6 +47,20 @@ const EXPECTED_CONSTRAINTS = [
   'webhook_pkey',
   'webhook_position_range_check',
   'webhook_url_scheme_check',
+];
+
+/** The settings tables and, without NOTIFY triggers, the deletion and audience ones. */
+const OUR_TABLES = [
+  'audience',
+  'audience_member',
+  'audience_sync',
+  'audience_sync_member',
+  'deletion_notification',
+  'deletion_request',
+  'destination',
+  'source',
+  'source_usage',
+  'webhook',
 ];
 
 describe('settings migrations', () => {
@@ -64,18 +96,14 @@ describe('settings migrations', () => {
     return rows.map((row) => row.name);
   }
 
-  it('creates the four tables and both functions', async () => {
+  it('creates the tables and both functions', async () => {
     await expect(runMigrations(dataSource)).resolves.toEqual([
       'CreateSettingsTables1763769600000',
       'NotifySettingsChanges1763769600001',
       'CreateSourceUsage1763769600002',
+      'CreateDeletionsAndAudiences1763769600100',
     ]);
-    await expect(ourTables()).resolves.toEqual([
-      'destination',
-      'source',
-      'source_usage',
-      'webhook',
-    ]);
+    await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
       'sluice_settings_notify',
       'sluice_webhook_headers_valid',
@@ -85,9 +113,9 @@ describe('settings migrations', () => {
   it('creates every constraint under its chosen name', async () => {
     const rows: { name: string }[] = await dataSource.query(
       `SELECT conname AS name FROM pg_constraint
-       WHERE conrelid IN ('source'::regclass, 'destination'::regclass, 'webhook'::regclass,
-                          'source_usage'::regclass)
+       WHERE conrelid = ANY($1::regclass[])
        ORDER BY 1`,
+      [OUR_TABLES],
     );
     expect(rows.map((row) => row.name)).toEqual(EXPECTED_CONSTRAINTS);
   });
@@ -123,6 +151,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'CreateDeletionsAndAudiences1763769600100',
       'CreateSourceUsage1763769600002',
       'NotifySettingsChanges1763769600001',
       'CreateSettingsTables1763769600000',
@@ -132,13 +161,8 @@ describe('settings migrations', () => {
   });
 
   it('migrates up again after a full revert', async () => {
-    await expect(runMigrations(dataSource)).resolves.toHaveLength(3);
-    await expect(ourTables()).resolves.toEqual([
-      'destination',
-      'source',
-      'source_usage',
-      'webhook',
-    ]);
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(4);
+    await expect(ourTables()).resolves.toEqual(OUR_TABLES);
   });
 
   it('answers a readiness ping', async () => {

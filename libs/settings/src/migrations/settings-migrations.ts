@@ -3,6 +3,7 @@ import type { MigrationInterface } from 'typeorm';
 import { CreateSettingsTables1763769600000 } from './1763769600000-create-settings-tables.migration';
 import { NotifySettingsChanges1763769600001 } from './1763769600001-notify-settings-changes.migration';
 import { CreateSourceUsage1763769600002 } from './1763769600002-create-source-usage.migration';
+import { CreateDeletionsAndAudiences1763769600100 } from './1763769600100-create-deletions-and-audiences.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -15,4 +16,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   CreateSettingsTables1763769600000,
   NotifySettingsChanges1763769600001,
   CreateSourceUsage1763769600002,
+  CreateDeletionsAndAudiences1763769600100,
 ];

@@ -1,0 +1,30 @@
+import { HEADER, TOPIC } from '@app/contracts';
+import type { OutgoingRecord } from '@app/kafka';
+
+/** One delete notification to publish: its id is the message id receipts are found by. */
+export interface DeleteNotification {
+  readonly id: string;
+  readonly sourceId: string;
+  readonly userId: string;
+}
+
+/**
+ * The record of a delete notification on `sluice.calls.v1`, keyed and headed as ingest
+ * keys and heads calls (`sourceId:userId`; source, type and message id headers). Its value
+ * is the exact webhook body, `{"type":"delete","userId":...,"timestamp":...}`: no `version`,
+ * no `messageId` (DESIGN.md section 3). Delete notifications ignore the integrations object,
+ * so there is no verdict header.
+ * @param timestamp the deletion request's creation time, ISO 8601 UTC
+ */
+export function deleteRecord(n: DeleteNotification, timestamp: string): OutgoingRecord {
+  return {
+    topic: TOPIC.calls,
+    key: `${n.sourceId}:${n.userId}`,
+    value: JSON.stringify({ type: 'delete', userId: n.userId, timestamp }),
+    headers: {
+      [HEADER.sourceId]: n.sourceId,
+      [HEADER.callType]: 'delete',
+      [HEADER.messageId]: n.id,
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+
+import { CreateDeletionRequestDto } from './deletion.dto';
+import { DeletionsService } from './deletions.service';
+
+/** `/admin/v1/deletion-requests`: user deletions told to webhook destinations, with receipts. */
+@ApiTags('deletion requests')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1/deletion-requests')
+export class DeletionsController {
+  constructor(private readonly deletions: DeletionsService) {}
+
+  @Post()
+  @ApiOperation({
+    summary: 'Notify webhook destinations that users were deleted',
+    description:
+      'Publishes one `delete` notification per user and affected source (the named sources, ' +
+      'or all; only enabled sources with an enabled webhook destination are affected) and ' +
+      'answers once Kafka acknowledged them all (503 `kafka_unavailable` otherwise, and ' +
+      'nothing is stored). The webhook body is exactly ' +
+      '`{"type":"delete","userId":…,"timestamp":<the request\'s creation time>}`.',
+  })
+  create(@Body() dto: CreateDeletionRequestDto) {
+    return this.deletions.create(dto);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'The latest 100 deletion requests with their receipts' })
+  list() {
+    return this.deletions.list();
+  }
+
+  @Get(':requestId')
+  @ApiOperation({
+    summary: 'A deletion request with its receipts',
+    description:
+      'Per (source, destination): notifications delivered, pending (no outcome from the ' +
+      'dispatcher yet) and failed (dead or discarded).',
+  })
+  get(@Param('requestId') id: string) {
+    return this.deletions.get(id);
+  }
+}
