@@ -13,7 +13,7 @@ import {
 import { DestinationSettings, SettingsCache } from '@app/settings';
 
 import { IngestHarness } from './ingest-harness';
-import { eventually, serviceEnv } from './services';
+import { eventually, scrapeMetric, serviceEnv } from './services';
 import { TopicReader } from './topic-reader';
 
 /** A destination row made for a test. */
@@ -200,15 +200,8 @@ export class RouterHarness extends IngestHarness {
   }
 
   /** A counter of the router's `/metrics` with these labels (0 when absent). */
-  async routerMetric(name: string, labels: Record<string, string> = {}): Promise<number> {
-    const text = await (await fetch(`${this.routerUrl}/metrics`)).text();
-    const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
-    let total = 0;
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-      if (wanted.every((pair) => line.includes(pair))) total += Number(line.split(' ').pop());
-    }
-    return total;
+  routerMetric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return scrapeMetric(this.routerUrl, name, labels);
   }
 
   /**

@@ -37,3 +37,19 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/** A metric of an app's `/metrics`, summed over the lines with these labels (0 when absent). */
+export async function scrapeMetric(
+  baseUrl: string,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (wanted.every((pair) => line.includes(pair))) total += Number(line.split(' ').pop());
+  }
+  return total;
+}

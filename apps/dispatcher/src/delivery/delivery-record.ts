@@ -121,7 +121,15 @@ export function outcomeRecord(
     attempts: outcome.attempts,
     at: new Date(outcome.at).toISOString(),
   };
-  return { topic: TOPIC.deliveryOutcomes, key: record.key, value: JSON.stringify(value) };
+  const headers = {
+    [HEADER.destinationId]: facts.destinationId,
+    [HEADER.messageId]: value.messageId,
+  };
+  const headers = {
+    [HEADER.destinationId]: facts.destinationId,
+    [HEADER.messageId]: value.messageId,
+  };
+  return { topic: TOPIC.deliveryOutcomes, key: record.key, value: JSON.stringify(value), headers };
 }
 
 function text(record: IncomingRecord, name: string): string | undefined {
