@@ -1,28 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
+import { parse } from 'yaml';
+
+import { buildToTemporaryDir, entryPoints, readRepoFile, ROOT, variablesOf } from './ops-files';
+
 /**
- * The Docker image, the compose file and the Helm chart run what the tests run: the image
- * builds with package.json's build script, and every entry point they name is a file that
- * build produces. (No Docker engine exists here, so the image itself is not built.)
+ * The Docker image and the compose file run what the tests run: the image builds with
+ * package.json's build script, and every entry point they name is a file that build
+ * produces. (No Docker engine exists here, so the image itself is not built.)
  */
 
-const ROOT = join(__dirname, '../../..');
-const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-const packageJson = JSON.parse(read('package.json')) as {
+const packageJson = JSON.parse(readRepoFile('package.json')) as {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
 };
-const dockerfile = read('docker/Dockerfile');
-const compose = read('docker/compose.yml');
-
-/** Every `dist/....js` path a file names. */
-function entryPoints(text: string): string[] {
-  return [...new Set(text.match(/dist\/[\w./-]+\.js/g) ?? [])];
-}
+const dockerfile = readRepoFile('docker/Dockerfile');
+const compose = readRepoFile('docker/compose.yml');
+const read = readRepoFile;
 
 /** Every file under `dir`, relative to it. */
 function filesUnder(dir: string): string[] {
@@ -35,17 +32,7 @@ describe('docker/Dockerfile and docker/compose.yml', () => {
   let outDir: string;
 
   beforeAll(() => {
-    // package.json's build script, writing to a directory of this test's own rather than
-    // dist/ (which others may be running from); everything else is the same command.
-    const script = packageJson.scripts.build;
-    expect(script).toMatch(/(^|\s)-d dist(\s|$)/);
-    outDir = mkdtempSync(join(tmpdir(), 'sluice-build-'));
-    const command = script.replace(/\bdist\b/g, outDir);
-    execFileSync('bash', ['-c', command], {
-      cwd: ROOT,
-      env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}` },
-      stdio: 'pipe',
-    });
+    outDir = buildToTemporaryDir();
   });
 
   afterAll(() => {
@@ -114,6 +101,16 @@ describe('docker/Dockerfile and docker/compose.yml', () => {
         stdio: 'pipe',
       }),
     ).not.toThrow();
+  });
+
+  it('sets only variables the apps read', () => {
+    const services = (parse(compose, { merge: true }) as { services: Record<string, any> })
+      .services;
+    for (const app of ['ingest', 'admin', 'router', 'dispatcher']) {
+      const known = variablesOf(app);
+      const unknown = Object.keys(services[app].environment).filter((name) => !known.has(name));
+      expect({ app, unknown }).toEqual({ app, unknown: [] });
+    }
   });
 
   it('scrapes every app in Prometheus and provisions the dashboard in Grafana', () => {

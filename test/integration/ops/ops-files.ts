@@ -1,0 +1,57 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The repository's root. */
+export const ROOT = join(__dirname, '../../..');
+
+/** A file of the repository, as text. */
+export function readRepoFile(path: string): string {
+  return readFileSync(join(ROOT, path), 'utf8');
+}
+
+/** Every `dist/....js` path a text names. */
+export function entryPoints(text: string): string[] {
+  return [...new Set(text.match(/dist\/[\w./-]+\.js/g) ?? [])];
+}
+
+/**
+ * Runs package.json's build script with its output directory moved from dist/ (which others
+ * may be running from) to a new temporary directory, and returns that directory.
+ */
+export function buildToTemporaryDir(): string {
+  const script = (JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> })
+    .scripts.build;
+  if (!/(^|\s)-d dist(\s|$)/.test(script)) throw new Error(`unexpected build script: ${script}`);
+  const outDir = mkdtempSync(join(tmpdir(), 'sluice-build-'));
+  execFileSync('bash', ['-c', script.replace(/\bdist\b/g, outDir)], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}` },
+    stdio: 'pipe',
+  });
+  return outDir;
+}
+
+/**
+ * The helm binary: $HELM, else the one .ci/run builds into .local/bin, else helm on PATH.
+ */
+export function helmBinary(): string {
+  if (process.env.HELM) return process.env.HELM;
+  const local = join(ROOT, '.local/bin/helm');
+  return existsSync(local) ? local : 'helm';
+}
+
+/**
+ * The environment variables an app reads: the property names of its config class and of
+ * BaseEnv (each app's config.ts is the only reader of process.env).
+ */
+export function variablesOf(app: string): Set<string> {
+  const names = new Set<string>();
+  for (const file of ['libs/config/src/base.env.ts', `apps/${app}/src/config.ts`]) {
+    for (const [, name] of readRepoFile(file).matchAll(/^ {2}([A-Z][A-Z0-9_]+)[!?]?:/gm)) {
+      names.add(name);
+    }
+  }
+  return names;
+}
