@@ -4,6 +4,10 @@ import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
 import { AdminMetrics } from './admin.metrics';
+import { AudiencesController } from './audiences/audiences.controller';
+import { AudiencesService } from './audiences/audiences.service';
+import { ComputedTraitsController } from './audiences/computed-traits.controller';
+import { SyncsService } from './audiences/syncs.service';
 import { ADMIN_TOKENS } from './auth/admin-token.guard';
 import { CLOCK, SYSTEM_CLOCK } from './clock';
 import { AdminConfig } from './config';
@@ -30,6 +34,8 @@ export class AppModule {
         SourcesController,
         DestinationsController,
         DeletionsController,
+        AudiencesController,
+        ComputedTraitsController,
         OutcomesConsumer,
       ],
       providers: [
@@ -37,6 +43,8 @@ export class AppModule {
         DestinationsService,
         DeletionsService,
         ReceiptsService,
+        AudiencesService,
+        SyncsService,
         AdminMetrics,
         { provide: CLOCK, useValue: SYSTEM_CLOCK },
         { provide: SecretBox, useValue: new SecretBox(config.admin.secretsKey) },

@@ -1,0 +1,254 @@
+import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import { DataSource, EntityManager } from 'typeorm';
+
+import { BatchProducer } from '@app/kafka';
+import { AudienceEntity, AudienceKind, AudienceSyncEntity } from '@app/settings';
+
+import { conflict, kafkaUnavailable, notFound } from '../admin.errors';
+import { AdminMetrics } from '../admin.metrics';
+import { Clock, CLOCK } from '../clock';
+import { publishAll } from '../publish';
+import { SyncView, syncView } from './audience.view';
+import { AudiencesService } from './audiences.service';
+import { diffMembers, MemberDiff } from './member-diff';
+import { traitIdentifyRecord } from './trait-identify';
+
+/** Largest computed value, as JSON text, so that an identify stays far below the call limit. */
+export const MAX_TRAIT_VALUE_BYTES = 8_192;
+
+/** One member of an uploaded page: the user and its value (`true` for an audience). */
+export interface UploadedMember {
+  readonly userId: string;
+  readonly value: unknown;
+}
+
+/**
+ * Syncs of an audience's or computed trait's full member list: opened, filled with pages
+ * (stored in `audience_sync_member`, so uploads survive a restart and can be repeated), then
+ * committed. A commit runs in one transaction holding the audience's row lock: it diffs the
+ * list against the last committed members, publishes only the changes and waits for Kafka's
+ * acknowledgement of every one, and only then stores the new membership. A crash or a Kafka
+ * failure rolls everything back and leaves the sync open: committing again sends the changes
+ * again (duplicates at worst, never a lost change).
+ */
+@Injectable()
+export class SyncsService {
+  private readonly logger = new Logger(SyncsService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly audiences: AudiencesService,
+    private readonly producer: BatchProducer,
+    private readonly metrics: AdminMetrics,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  async open(sourceId: string, kind: AudienceKind, audienceId: string): Promise<SyncView> {
+    const audience = await this.audiences.find(this.dataSource.manager, sourceId, kind, audienceId);
+    const repo = this.dataSource.getRepository(AudienceSyncEntity);
+    const sync = await repo.save(repo.create({ audienceId: audience.id, status: 'open' }));
+    return syncView(sync, 0);
+  }
+
+  async get(sourceId: string, kind: AudienceKind, audienceId: string, syncId: string) {
+    return this.dataSource.transaction(async (m) => {
+      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, false);
+      return syncView(sync, sync.status === 'open' ? await uploaded(m, sync.id) : undefined);
+    });
+  }
+
+  /** Adds a page to an open sync; a user uploaded again keeps the last value. */
+  async upload(
+    sourceId: string,
+    kind: AudienceKind,
+    audienceId: string,
+    syncId: string,
+    members: readonly UploadedMember[],
+  ): Promise<SyncView> {
+    const page = new Map<string, unknown>();
+    for (const { userId, value } of members) page.set(userId, value);
+    const entries = [...page].map(([u, v]) => ({ u, v }));
+    const text = JSON.stringify(entries);
+    if (kind === 'computed_trait') ensureValueSizes(entries);
+    return this.dataSource.transaction(async (m) => {
+      // A share lock: uploads run side by side, but wait for (and then see) a commit.
+      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'share');
+      ensureOpen(sync);
+      await m.query(
+        `INSERT INTO "audience_sync_member" ("sync_id", "user_id", "value")
+         SELECT $1, e->>'u', e->'v' FROM jsonb_array_elements($2::jsonb) AS e
+         ON CONFLICT ("sync_id", "user_id") DO UPDATE SET "value" = EXCLUDED."value"`,
+        [sync.id, text],
+      );
+      return syncView(sync, await uploaded(m, sync.id));
+    });
+  }
+
+  /** Drops an open sync and its pages. */
+  async abort(sourceId: string, kind: AudienceKind, audienceId: string, syncId: string) {
+    await this.dataSource.transaction(async (m) => {
+      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'update');
+      ensureOpen(sync);
+      await m.delete(AudienceSyncEntity, { id: sync.id });
+    });
+  }
+
+  /**
+   * Publishes what changed since the last committed sync and then stores the new membership
+   * (see the class). Committing a committed sync again answers its result.
+   */
+  async commit(
+    sourceId: string,
+    kind: AudienceKind,
+    audienceId: string,
+    syncId: string,
+  ): Promise<SyncView> {
+    const stop = this.metrics.syncSeconds.startTimer({ kind });
+    const result = await this.dataSource.transaction(async (m) => {
+      const audience = await this.audiences.find(m, sourceId, kind, audienceId, true);
+      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'update');
+      if (sync.status === 'committed') return { sync, diff: undefined };
+      const previous = await members(m, 'audience_member', 'audience_id', audience.id);
+      const next = await members(m, 'audience_sync_member', 'sync_id', sync.id);
+      const diff = diffMembers(kind, previous, next);
+      await this.publish(audience, diff);
+      await store(m, audience, sync, diff, next.size, new Date(this.clock.now()));
+      return { sync, diff, size: next.size };
+    });
+    if (result.diff) {
+      stop();
+      this.count(kind, result.diff, result.size ?? 0);
+      this.logger.log(
+        `${kind} ${audienceId} sync ${syncId} committed: ${result.size} member(s), ${result.diff.joined} joined, ${result.diff.left} left, ${result.diff.changed} changed`,
+      );
+    }
+    return syncView(result.sync);
+  }
+
+  private async publish(audience: AudienceEntity, diff: MemberDiff): Promise<void> {
+    const trait = {
+      sourceId: audience.sourceId,
+      audienceId: audience.id,
+      kind: audience.kind,
+      key: audience.key,
+    };
+    const stamp = { receivedAt: this.clock.now(), newMessageId: () => this.clock.newId() };
+    const records = diff.changes.map((c) => traitIdentifyRecord(trait, c.userId, c.value, stamp));
+    try {
+      await publishAll(this.producer, records);
+    } catch (error) {
+      this.logger.warn(
+        `${audience.kind} ${audience.id}: Kafka did not take ${records.length} identify(s), sync left open: ${String(error)}`,
+      );
+      throw kafkaUnavailable('the identifies');
+    }
+  }
+
+  private count(kind: AudienceKind, diff: MemberDiff, size: number): void {
+    this.metrics.syncs.inc({ kind });
+    this.metrics.syncMembers.observe({ kind }, size);
+    this.metrics.syncIdentifies.inc({ kind, change: 'joined' }, diff.joined);
+    this.metrics.syncIdentifies.inc({ kind, change: 'left' }, diff.left);
+    this.metrics.syncIdentifies.inc({ kind, change: 'changed' }, diff.changed);
+  }
+
+  private async findSync(
+    m: EntityManager,
+    sourceId: string,
+    kind: AudienceKind,
+    audienceId: string,
+    syncId: string,
+    lock: 'share' | 'update' | false,
+  ): Promise<AudienceSyncEntity> {
+    const audience = await this.audiences.find(m, sourceId, kind, audienceId);
+    const sync = isUUID(syncId)
+      ? await m.findOne(AudienceSyncEntity, {
+          where: { id: syncId, audienceId: audience.id },
+          ...(lock
+            ? { lock: { mode: lock === 'share' ? 'pessimistic_read' : 'pessimistic_write' } }
+            : {}),
+        })
+      : null;
+    if (!sync) throw notFound('sync');
+    return sync;
+  }
+}
+
+/** Stores the membership a sync committed, and its result. */
+async function store(
+  m: EntityManager,
+  audience: AudienceEntity,
+  sync: AudienceSyncEntity,
+  diff: MemberDiff,
+  size: number,
+  at: Date,
+): Promise<void> {
+  const left = diff.changes.filter((c) => c.kind === 'left').map((c) => c.userId);
+  const upserted = diff.changes.filter((c) => c.kind !== 'left').map((c) => c.userId);
+  if (left.length > 0) {
+    await m.query(
+      `DELETE FROM "audience_member" WHERE "audience_id" = $1 AND "user_id" = ANY($2::text[])`,
+      [audience.id, left],
+    );
+  }
+  if (upserted.length > 0) {
+    await m.query(
+      `INSERT INTO "audience_member" ("audience_id", "user_id", "value")
+       SELECT $1, s."user_id", s."value" FROM "audience_sync_member" s
+       WHERE s."sync_id" = $2 AND s."user_id" = ANY($3::text[])
+       ON CONFLICT ("audience_id", "user_id") DO UPDATE SET "value" = EXCLUDED."value"`,
+      [audience.id, sync.id, upserted],
+    );
+  }
+  await m.query(`DELETE FROM "audience_sync_member" WHERE "sync_id" = $1`, [sync.id]);
+  Object.assign(sync, {
+    status: 'committed',
+    committedAt: at,
+    memberCount: size,
+    joinedCount: diff.joined,
+    leftCount: diff.left,
+    changedCount: diff.changed,
+  });
+  await m.save(sync);
+  await m.update(AudienceEntity, { id: audience.id }, { memberCount: size, lastSyncedAt: at });
+}
+
+/** The members of a committed list or an open sync, by user id. */
+async function members(
+  m: EntityManager,
+  table: 'audience_member' | 'audience_sync_member',
+  column: 'audience_id' | 'sync_id',
+  id: string,
+): Promise<Map<string, unknown>> {
+  const rows: { user_id: string; value: unknown }[] = await m.query(
+    `SELECT "user_id", "value" FROM "${table}" WHERE "${column}" = $1`,
+    [id],
+  );
+  return new Map(rows.map((row) => [row.user_id, row.value]));
+}
+
+async function uploaded(m: EntityManager, syncId: string): Promise<number> {
+  const [row]: { n: string }[] = await m.query(
+    `SELECT count(*) AS n FROM "audience_sync_member" WHERE "sync_id" = $1`,
+    [syncId],
+  );
+  return Number(row.n);
+}
+
+function ensureOpen(sync: AudienceSyncEntity): void {
+  if (sync.status !== 'open') {
+    throw conflict('sync_committed', 'the sync is committed; open a new one');
+  }
+}
+
+function ensureValueSizes(entries: readonly { u: string; v: unknown }[]): void {
+  entries.forEach(({ u, v }) => {
+    if (v === null || Buffer.byteLength(JSON.stringify(v)) > MAX_TRAIT_VALUE_BYTES) {
+      throw new BadRequestException({
+        code: 'invalid_request',
+        message: `members: the value of ${JSON.stringify(u.slice(0, 64))} must be JSON other than null, of at most ${MAX_TRAIT_VALUE_BYTES} bytes`,
+      });
+    }
+  });
+}
