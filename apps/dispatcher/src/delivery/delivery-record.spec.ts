@@ -1,0 +1,330 @@
+import { HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
+import { IncomingRecord } from '@app/kafka';
+
+import {
+  deadRecord,
+  decodeDelivery,
+  DeliveryFacts,
+  outcomeRecord,
+  retryRecord,
+} from './delivery-record';
+
+const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
+const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';
+const KEY = Buffer.from(`${DESTINATION_ID}:u-1`);
+const VALUE = Buffer.from('{"version":1,"type":"track","userId":"u-1","event":"E"}');
+
+/** A delivery record as the router produces it, with header overrides (undefined removes). */
+function record(
+  headers: Record<string, string | undefined> = {},
+  fields: Partial<Pick<IncomingRecord, 'key' | 'value'>> = {},
+): IncomingRecord {
+  const all: Record<string, string | undefined> = {
+    [HEADER.sourceId]: SOURCE_ID,
+    [HEADER.destinationId]: DESTINATION_ID,
+    [HEADER.callType]: 'track',
+    [HEADER.messageId]: 'm-1',
+    ...headers,
+  };
+  return {
+    topic: TOPIC.deliveries,
+    partition: 2,
+    offset: '9',
+    key: KEY,
+    value: VALUE,
+    headers: Object.fromEntries(
+      Object.entries(all).map(([name, text]) => [
+        name,
+        text === undefined ? undefined : Buffer.from(text),
+      ]),
+    ),
+    timestamp: 1_000,
+    ...fields,
+  };
+}
+
+/** An outgoing record's headers as text. */
+function texts(
+  headers: Readonly<Record<string, string | Buffer>> | undefined,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).map(([name, value]) => [name, value.toString()]),
+  );
+}
+
+function facts(overrides: Partial<DeliveryFacts> = {}): DeliveryFacts {
+  return {
+    destinationId: DESTINATION_ID,
+    sourceId: SOURCE_ID,
+    type: 'delete',
+    messageId: 'm-1',
+    attempt: 1,
+    firstAttemptAt: undefined,
+    webhookIds: undefined,
+    ...overrides,
+  };
+}
+
+describe(decodeDelivery.name, () => {
+  it('reads a first delivery with its defaults, keeping the value as is', () => {
+    const decoded = decodeDelivery(record());
+    expect(decoded).toEqual({
+      kind: 'delivery',
+      body: VALUE,
+      facts: {
+        destinationId: DESTINATION_ID,
+        sourceId: SOURCE_ID,
+        type: 'track',
+        messageId: 'm-1',
+        attempt: 1,
+        firstAttemptAt: undefined,
+        webhookIds: undefined,
+      },
+    });
+    expect(decoded.kind === 'delivery' && decoded.body).toBe(VALUE);
+  });
+
+  it("reads a retry's attempt, first attempt and webhook ids", () => {
+    const decoded = decodeDelivery(
+      record({
+        [HEADER.attempt]: '3',
+        [HEADER.firstAttemptAt]: '1700000000000',
+        [HEADER.webhookIds]: 'w-1,w-3',
+      }),
+    );
+    expect(decoded).toMatchObject({
+      kind: 'delivery',
+      facts: { attempt: 3, firstAttemptAt: 1_700_000_000_000, webhookIds: ['w-1', 'w-3'] },
+    });
+  });
+
+  it('reads an empty webhook id list as covering none', () => {
+    expect(decodeDelivery(record({ [HEADER.webhookIds]: '' }))).toMatchObject({
+      facts: { webhookIds: [] },
+    });
+  });
+
+  it.each(['0', '-2', '1.5', 'two'])('reads attempt %s as the first', (attempt) => {
+    expect(decodeDelivery(record({ [HEADER.attempt]: attempt }))).toMatchObject({
+      facts: { attempt: 1 },
+    });
+  });
+
+  it.each(['0', '-5', 'yesterday', ''])('reads first-attempt %j as none', (at) => {
+    expect(decodeDelivery(record({ [HEADER.firstAttemptAt]: at }))).toMatchObject({
+      facts: { firstAttemptAt: undefined },
+    });
+  });
+
+  it('leaves optional facts undefined when their headers are absent', () => {
+    expect(
+      decodeDelivery(
+        record({
+          [HEADER.sourceId]: undefined,
+          [HEADER.callType]: undefined,
+          [HEADER.messageId]: undefined,
+        }),
+      ),
+    ).toMatchObject({
+      facts: { sourceId: undefined, type: undefined, messageId: undefined },
+    });
+  });
+
+  it('refuses a record without a destination id', () => {
+    expect(decodeDelivery(record({ [HEADER.destinationId]: undefined }))).toEqual({
+      kind: 'invalid',
+      reason: 'missing_destination_id',
+    });
+    expect(decodeDelivery(record({ [HEADER.destinationId]: '' }))).toEqual({
+      kind: 'invalid',
+      reason: 'missing_destination_id',
+    });
+  });
+
+  it('refuses a record without a value', () => {
+    expect(decodeDelivery(record({}, { value: null }))).toEqual({
+      kind: 'invalid',
+      reason: 'missing_value',
+    });
+    expect(decodeDelivery(record({}, { value: Buffer.alloc(0) }))).toEqual({
+      kind: 'invalid',
+      reason: 'missing_value',
+    });
+  });
+});
+
+describe(retryRecord.name, () => {
+  const SCHEDULE = {
+    delaySeconds: 60,
+    attempt: 2,
+    firstAttemptAt: 1_700_000_000_000,
+    dueAt: 1_700_000_060_000,
+    webhookIds: ['w-2', 'w-3'],
+    reason: 'http_5xx',
+    lastStatus: 503,
+  };
+
+  it('puts the same key and bytes on the tier of the delay, with headers saying when', () => {
+    const incoming = record({ [HEADER.integrations]: '{"Webhooks":true}' });
+    const retry = retryRecord(incoming, SCHEDULE);
+    expect(retry.topic).toBe(retryTopic(60));
+    expect(retry.topic).toBe('sluice.deliveries.retry.1m.v1');
+    expect(retry.key).toBe(KEY);
+    expect(retry.value).toBe(VALUE);
+    expect(texts(retry.headers)).toEqual({
+      [HEADER.sourceId]: SOURCE_ID,
+      [HEADER.destinationId]: DESTINATION_ID,
+      [HEADER.callType]: 'track',
+      [HEADER.messageId]: 'm-1',
+      [HEADER.integrations]: '{"Webhooks":true}',
+      [HEADER.attempt]: '2',
+      [HEADER.firstAttemptAt]: '1700000000000',
+      [HEADER.dueAt]: '1700000060000',
+      [HEADER.webhookIds]: 'w-2,w-3',
+      [HEADER.reason]: 'http_5xx',
+      [HEADER.lastStatus]: '503',
+    });
+  });
+
+  it("replaces a previous retry's headers", () => {
+    const incoming = record({
+      [HEADER.attempt]: '2',
+      [HEADER.dueAt]: '1',
+      [HEADER.webhookIds]: 'w-1,w-2,w-3',
+      [HEADER.reason]: 'timeout',
+      [HEADER.lastStatus]: '500',
+    });
+    const retry = retryRecord(incoming, {
+      ...SCHEDULE,
+      delaySeconds: 300,
+      attempt: 3,
+      lastStatus: undefined,
+      reason: 'connection_error',
+    });
+    const headers = texts(retry.headers);
+    expect(retry.topic).toBe('sluice.deliveries.retry.5m.v1');
+    expect(headers[HEADER.attempt]).toBe('3');
+    expect(headers[HEADER.dueAt]).toBe('1700000060000');
+    expect(headers[HEADER.webhookIds]).toBe('w-2,w-3');
+    expect(headers[HEADER.reason]).toBe('connection_error');
+    expect(headers).not.toHaveProperty(HEADER.lastStatus);
+  });
+
+  it('drops the webhook ids header when the retry covers every webhook', () => {
+    const retry = retryRecord(record({ [HEADER.webhookIds]: 'w-1' }), {
+      ...SCHEDULE,
+      webhookIds: undefined,
+    });
+    expect(texts(retry.headers)).not.toHaveProperty(HEADER.webhookIds);
+  });
+});
+
+describe(deadRecord.name, () => {
+  it('puts the same key and bytes on the dead-letter topic, with why and when', () => {
+    const incoming = record({
+      [HEADER.attempt]: '4',
+      [HEADER.firstAttemptAt]: '1700000000000',
+      [HEADER.dueAt]: '1700000300000',
+      [HEADER.webhookIds]: 'w-1',
+    });
+    const dead = deadRecord(incoming, {
+      reason: 'http_4xx',
+      lastStatus: 410,
+      attempts: 4,
+      firstAttemptAt: 1_700_000_000_000,
+      lastAttemptAt: 1_700_000_301_000,
+    });
+    expect(dead.topic).toBe(TOPIC.deliveriesDead);
+    expect(dead.topic).toBe('sluice.deliveries.dead.v1');
+    expect(dead.key).toBe(KEY);
+    expect(dead.value).toBe(VALUE);
+    expect(texts(dead.headers)).toEqual({
+      [HEADER.sourceId]: SOURCE_ID,
+      [HEADER.destinationId]: DESTINATION_ID,
+      [HEADER.callType]: 'track',
+      [HEADER.messageId]: 'm-1',
+      [HEADER.attempt]: '4',
+      [HEADER.firstAttemptAt]: '1700000000000',
+      [HEADER.webhookIds]: 'w-1',
+      [HEADER.reason]: 'http_4xx',
+      [HEADER.lastStatus]: '410',
+      [HEADER.lastAttemptAt]: '1700000301000',
+    });
+  });
+
+  it('records no attempt and no status when none was made', () => {
+    const dead = deadRecord(record({ [HEADER.lastStatus]: '503' }), {
+      reason: 'missing_value',
+      lastStatus: undefined,
+      attempts: 0,
+      firstAttemptAt: undefined,
+      lastAttemptAt: 5,
+    });
+    const headers = texts(dead.headers);
+    expect(headers[HEADER.attempt]).toBe('0');
+    expect(headers[HEADER.reason]).toBe('missing_value');
+    expect(headers).not.toHaveProperty(HEADER.lastStatus);
+    expect(headers).not.toHaveProperty(HEADER.firstAttemptAt);
+    expect(headers).not.toHaveProperty(HEADER.dueAt);
+  });
+
+  it('keeps a record without a value producible', () => {
+    const dead = deadRecord(record({}, { value: null, key: null }), {
+      reason: 'missing_value',
+      lastStatus: undefined,
+      attempts: 0,
+      firstAttemptAt: undefined,
+      lastAttemptAt: 5,
+    });
+    expect(dead.value).toBe('');
+    expect(dead.key).toBeNull();
+  });
+});
+
+describe(outcomeRecord.name, () => {
+  it('publishes a dead outcome readable by parseDeliveryOutcome, keyed like the delivery', () => {
+    const outcome = outcomeRecord(record(), facts(), {
+      result: 'dead',
+      reason: 'http_4xx',
+      lastStatus: 404,
+      attempts: 2,
+      at: Date.parse('2030-01-02T03:04:05.678Z'),
+    });
+    expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
+    expect(outcome.key).toBe(KEY);
+    expect(texts(outcome.headers)).toEqual({
+      [HEADER.destinationId]: DESTINATION_ID,
+      [HEADER.messageId]: 'm-1',
+    });
+    expect(parseDeliveryOutcome(outcome.value)).toEqual({
+      messageId: 'm-1',
+      sourceId: SOURCE_ID,
+      destinationId: DESTINATION_ID,
+      type: 'delete',
+      result: 'dead',
+      reason: 'http_4xx',
+      lastStatus: 404,
+      attempts: 2,
+      at: '2030-01-02T03:04:05.678Z',
+    });
+  });
+
+  it('leaves reason and status out of a delivered outcome', () => {
+    const outcome = outcomeRecord(
+      record(),
+      facts({ messageId: undefined, sourceId: undefined, type: undefined }),
+      { result: 'delivered', attempts: 1, at: 0 },
+    );
+    const parsed = parseDeliveryOutcome(outcome.value);
+    expect(parsed).toEqual({
+      messageId: '',
+      sourceId: '',
+      destinationId: DESTINATION_ID,
+      type: '',
+      result: 'delivered',
+      attempts: 1,
+      at: '1970-01-01T00:00:00.000Z',
+    });
+    expect(Object.keys(JSON.parse(outcome.value.toString()))).not.toContain('reason');
+  });
+});

@@ -1,0 +1,62 @@
+import { DestinationGate } from './destination-gate';
+
+/** Whether a promise settled by the time pending callbacks ran. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe(DestinationGate.name, () => {
+  it('calls a destination failing after the configured consecutive failures', () => {
+    const gate = new DestinationGate(4, 3);
+    expect(gate.isFailing('d-1')).toBe(false);
+    gate.failed('d-1');
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(false);
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(true);
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(true);
+  });
+
+  it('counts each destination on its own', () => {
+    const gate = new DestinationGate(4, 1);
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(true);
+    expect(gate.isFailing('d-2')).toBe(false);
+  });
+
+  it('resets the count on a success', () => {
+    const gate = new DestinationGate(4, 2);
+    gate.failed('d-1');
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(true);
+    gate.succeeded('d-1');
+    expect(gate.isFailing('d-1')).toBe(false);
+    gate.failed('d-1');
+    expect(gate.isFailing('d-1')).toBe(false);
+  });
+
+  it('bounds the deliveries in flight per destination', async () => {
+    const gate = new DestinationGate(2, 5);
+    await gate.acquire('d-1');
+    await gate.acquire('d-1');
+    const third = gate.acquire('d-1');
+    expect(await settled(third)).toBe(false);
+    // Another destination is not held up.
+    expect(await settled(gate.acquire('d-2'))).toBe(true);
+    gate.release('d-1');
+    expect(await settled(third)).toBe(true);
+    const fourth = gate.acquire('d-1');
+    expect(await settled(fourth)).toBe(false);
+    gate.release('d-1');
+    await expect(fourth).resolves.toBeUndefined();
+  });
+
+  it('ignores the release of a destination never acquired', () => {
+    const gate = new DestinationGate(1, 1);
+    expect(() => gate.release('unknown')).not.toThrow();
+  });
+});

@@ -1,0 +1,670 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+import { Logger } from '@nestjs/common';
+import { Counter } from 'prom-client';
+
+import { HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
+import { IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { Metrics } from '@app/observability';
+import type { DestinationSettings, WebhookSettings } from '@app/settings';
+import { SecretBox, SecretBoxError } from '@app/signing';
+
+import { DispatcherMetrics } from './dispatcher.metrics';
+import { DispatchOptions, DispatchService } from './dispatch.service';
+import { AttemptResult } from './webhook-client';
+
+const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
+const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';
+const NOW = 1_700_000_000_000;
+const WINDOW_MS = 4 * 3600 * 1000;
+const KEY = Buffer.from(`${DESTINATION_ID}:u-1`);
+const BODY = Buffer.from('{"version":1,"type":"track","userId":"u-1","event":"Bought ✓"}');
+const DELETE_BODY = Buffer.from(
+  '{"type":"delete","userId":"u-1","timestamp":"2030-01-01T00:00:00.000Z"}',
+);
+
+const URL_1 = 'https://one.example/hook';
+const URL_2 = 'https://two.example/hook';
+const URL_3 = 'https://three.example/hook';
+
+const OK: AttemptResult = { kind: 'success', status: 200 };
+const HTTP_500: AttemptResult = {
+  kind: 'retryable',
+  reason: 'http_5xx',
+  status: 500,
+  detail: 'HTTP 500',
+};
+const REFUSED: AttemptResult = {
+  kind: 'retryable',
+  reason: 'connection_error',
+  detail: 'ECONNREFUSED',
+};
+const HTTP_404: AttemptResult = {
+  kind: 'permanent',
+  reason: 'http_4xx',
+  status: 404,
+  detail: 'HTTP 404',
+};
+
+/** Records every batch it was asked to send. */
+class FakeProducer {
+  readonly batches: OutgoingRecord[][] = [];
+  failure?: Error;
+
+  send(records: readonly OutgoingRecord[]): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    this.batches.push([...records]);
+    return Promise.resolve();
+  }
+
+  get sent(): OutgoingRecord[] {
+    return this.batches.flat();
+  }
+}
+
+/** Answers each URL as scripted (200 when not), recording every POST. */
+class FakeClient {
+  readonly posts: { url: string; body: Buffer; headers: Record<string, string> }[] = [];
+  readonly answers = new Map<string, AttemptResult>();
+  /** URLs whose answers wait until the test settles them. */
+  readonly held = new Map<string, Promise<AttemptResult>>();
+
+  post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+    this.posts.push({ url, body, headers });
+    return this.held.get(url) ?? Promise.resolve(this.answers.get(url) ?? OK);
+  }
+
+  urls(): string[] {
+    return this.posts.map((p) => p.url).sort();
+  }
+}
+
+/** Destinations by id, replaceable during a test. */
+class FakeSettings {
+  readonly destinations = new Map<string, DestinationSettings>();
+
+  destination(id: string): DestinationSettings | undefined {
+    return this.destinations.get(id);
+  }
+}
+
+function webhook(id: string, url: string, headers: Record<string, string> = {}): WebhookSettings {
+  return { id, position: Number(id.slice(2)) - 1, url, headers };
+}
+
+function destination(overrides: Partial<DestinationSettings> = {}): DestinationSettings {
+  return {
+    id: DESTINATION_ID,
+    sourceId: SOURCE_ID,
+    kind: 'webhooks',
+    name: 'hooks',
+    enabled: true,
+    sharedSecretCiphertext: null,
+    webhooks: [webhook('w-1', URL_1), webhook('w-2', URL_2)],
+    ...overrides,
+  };
+}
+
+/** A delivery record as the router (or a retry tier) produced it; undefined removes a header. */
+function delivery(
+  headers: Record<string, string | undefined> = {},
+  value: Buffer = BODY,
+  topic: string = TOPIC.deliveries,
+): IncomingRecord {
+  const all: Record<string, string | undefined> = {
+    [HEADER.sourceId]: SOURCE_ID,
+    [HEADER.destinationId]: DESTINATION_ID,
+    [HEADER.callType]: 'track',
+    [HEADER.messageId]: 'm-1',
+    ...headers,
+  };
+  return {
+    topic,
+    partition: 0,
+    offset: '11',
+    key: KEY,
+    value,
+    headers: Object.fromEntries(
+      Object.entries(all).map(([name, text]) => [
+        name,
+        text === undefined ? undefined : Buffer.from(text),
+      ]),
+    ),
+    timestamp: NOW - 50,
+  };
+}
+
+function deleteDelivery(headers: Record<string, string | undefined> = {}): IncomingRecord {
+  return delivery(
+    { [HEADER.callType]: 'delete', [HEADER.messageId]: 'del-1', ...headers },
+    DELETE_BODY,
+  );
+}
+
+/** An outgoing record's headers as text. */
+function texts(record: OutgoingRecord): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(record.headers ?? {}).map(([name, value]) => [name, value.toString()]),
+  );
+}
+
+/** The value of a counter for the given labels (0 when never incremented). */
+async function counted<L extends string>(
+  counter: Counter<L>,
+  labels: Partial<Record<L, string>>,
+): Promise<number> {
+  const { values } = await counter.get();
+  const match = values.find((v) =>
+    Object.entries(labels).every(([name, value]) => v.labels[name as L] === value),
+  );
+  return match?.value ?? 0;
+}
+
+/** Lets pending promise callbacks and I/O callbacks run. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+describe(DispatchService.name, () => {
+  let warn: jest.SpyInstance;
+  let settings: FakeSettings;
+  let producer: FakeProducer;
+  let client: FakeClient;
+  let metrics: DispatcherMetrics;
+  let box: SecretBox;
+  let now: number;
+
+  function service(overrides: Partial<DispatchOptions> = {}): DispatchService {
+    return new DispatchService(settings, producer, client, metrics, {
+      retryDelaysSeconds: [10, 60, 300, 1200, 3600],
+      retryWindowMs: WINDOW_MS,
+      maxInFlight: 16,
+      maxInFlightPerDestination: 4,
+      failingAfter: 2,
+      secrets: box,
+      now: () => now,
+      ...overrides,
+    });
+  }
+
+  beforeEach(() => {
+    settings = new FakeSettings();
+    settings.destinations.set(DESTINATION_ID, destination());
+    producer = new FakeProducer();
+    client = new FakeClient();
+    metrics = new DispatcherMetrics(new Metrics('test'));
+    box = new SecretBox(randomBytes(32).toString('base64'));
+    now = NOW;
+    warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+  });
+
+  afterEach(() => warn.mockRestore());
+
+  describe('success', () => {
+    it('is delivered when any webhook answers 2xx, producing nothing', async () => {
+      client.answers.set(URL_1, HTTP_500);
+      client.answers.set(URL_2, OK);
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      expect(client.urls()).toEqual([URL_1, URL_2].sort());
+      expect(producer.sent).toEqual([]);
+      expect(await counted(metrics.deliveries, { result: 'delivered' })).toBe(1);
+    });
+
+    it('posts the exact bytes to every webhook at once', async () => {
+      await service().dispatch(delivery(), 'main');
+      expect(client.posts).toHaveLength(2);
+      for (const post of client.posts) expect(post.body).toBe(BODY);
+    });
+
+    it("publishes a delete's delivered outcome", async () => {
+      await expect(
+        service().dispatch(deleteDelivery({ [HEADER.attempt]: '3' }), 'retry'),
+      ).resolves.toBe('delivered');
+      expect(producer.sent).toHaveLength(1);
+      const [outcome] = producer.sent;
+      expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
+      expect(outcome.key).toBe(KEY);
+      expect(parseDeliveryOutcome(outcome.value)).toEqual({
+        messageId: 'del-1',
+        sourceId: SOURCE_ID,
+        destinationId: DESTINATION_ID,
+        type: 'delete',
+        result: 'delivered',
+        attempts: 3,
+        at: new Date(NOW).toISOString(),
+      });
+    });
+  });
+
+  describe('retryable failures', () => {
+    it('sends the delivery to the first tier with every webhook and attempt 2', async () => {
+      client.answers.set(URL_1, HTTP_500);
+      client.answers.set(URL_2, REFUSED);
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(producer.batches).toHaveLength(1);
+      expect(producer.sent).toHaveLength(1);
+      const [retry] = producer.sent;
+      expect(retry.topic).toBe(retryTopic(10));
+      expect(retry.key).toBe(KEY);
+      expect(retry.value).toBe(BODY);
+      expect(texts(retry)).toEqual({
+        [HEADER.sourceId]: SOURCE_ID,
+        [HEADER.destinationId]: DESTINATION_ID,
+        [HEADER.callType]: 'track',
+        [HEADER.messageId]: 'm-1',
+        [HEADER.attempt]: '2',
+        [HEADER.firstAttemptAt]: String(NOW),
+        [HEADER.dueAt]: String(NOW + 10_000),
+        [HEADER.webhookIds]: 'w-1,w-2',
+        [HEADER.reason]: 'http_5xx',
+        [HEADER.lastStatus]: '500',
+      });
+      expect(await counted(metrics.retries, { tier: '10s' })).toBe(1);
+      expect(await counted(metrics.deliveries, { result: 'retried' })).toBe(1);
+    });
+
+    it('retries only the webhooks that failed in a retryable way', async () => {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({
+          webhooks: [webhook('w-1', URL_1), webhook('w-2', URL_2), webhook('w-3', URL_3)],
+        }),
+      );
+      client.answers.set(URL_1, HTTP_404);
+      client.answers.set(URL_2, REFUSED);
+      client.answers.set(URL_3, HTTP_500);
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('retried');
+      const [retry] = producer.sent;
+      expect(texts(retry)[HEADER.webhookIds]).toBe('w-2,w-3');
+      expect(texts(retry)[HEADER.lastStatus]).toBe('404');
+    });
+
+    it('moves up the ladder, keeping the first attempt time', async () => {
+      client.answers.set(URL_1, HTTP_500);
+      client.answers.set(URL_2, HTTP_500);
+      const firstAttemptAt = NOW - 70_000;
+      const record = delivery({
+        [HEADER.attempt]: '3',
+        [HEADER.firstAttemptAt]: String(firstAttemptAt),
+        [HEADER.webhookIds]: 'w-2',
+      });
+      await expect(service().dispatch(record, 'retry')).resolves.toBe('retried');
+      expect(client.urls()).toEqual([URL_2]);
+      const [retry] = producer.sent;
+      expect(retry.topic).toBe(retryTopic(300));
+      expect(texts(retry)).toMatchObject({
+        [HEADER.attempt]: '4',
+        [HEADER.firstAttemptAt]: String(firstAttemptAt),
+        [HEADER.dueAt]: String(NOW + 300_000),
+        [HEADER.webhookIds]: 'w-2',
+      });
+    });
+
+    it('honours the longest Retry-After by choosing a tier at least that long', async () => {
+      client.answers.set(URL_1, { ...HTTP_500, retryAfterMs: 30_000 });
+      client.answers.set(URL_2, {
+        kind: 'retryable',
+        reason: 'http_429',
+        status: 429,
+        detail: 'HTTP 429',
+        retryAfterMs: 90_000,
+      });
+      await service().dispatch(delivery(), 'main');
+      const [retry] = producer.sent;
+      expect(retry.topic).toBe(retryTopic(300));
+      expect(texts(retry)[HEADER.dueAt]).toBe(String(NOW + 300_000));
+    });
+
+    it('is dead when the next attempt would fall after the window', async () => {
+      client.answers.set(URL_1, HTTP_500);
+      client.answers.set(URL_2, HTTP_500);
+      const firstAttemptAt = NOW - WINDOW_MS + 60_000;
+      const record = delivery({
+        [HEADER.attempt]: '4',
+        [HEADER.firstAttemptAt]: String(firstAttemptAt),
+        [HEADER.dueAt]: String(NOW),
+      });
+      await expect(service().dispatch(record, 'retry')).resolves.toBe('dead');
+      expect(client.posts).toHaveLength(2);
+      expect(producer.sent).toHaveLength(1);
+      const [dead] = producer.sent;
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(dead.value).toBe(BODY);
+      expect(texts(dead)).toMatchObject({
+        [HEADER.reason]: 'retry_window_closed',
+        [HEADER.attempt]: '4',
+        [HEADER.lastStatus]: '500',
+        [HEADER.firstAttemptAt]: String(firstAttemptAt),
+        [HEADER.lastAttemptAt]: String(NOW),
+      });
+      expect(texts(dead)).not.toHaveProperty(HEADER.dueAt);
+      expect(await counted(metrics.deadLetters, { reason: 'retry_window_closed' })).toBe(1);
+    });
+  });
+
+  describe('permanent failures', () => {
+    it('is dead with the reason and the last status when every webhook failed for good', async () => {
+      client.answers.set(URL_1, HTTP_404);
+      client.answers.set(URL_2, {
+        kind: 'permanent',
+        reason: 'tls_error',
+        detail: 'certificate not verified (DEPTH_ZERO_SELF_SIGNED_CERT)',
+      });
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('dead');
+      expect(producer.sent).toHaveLength(1);
+      const [dead] = producer.sent;
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(dead.key).toBe(KEY);
+      expect(dead.value).toBe(BODY);
+      expect(texts(dead)).toEqual({
+        [HEADER.sourceId]: SOURCE_ID,
+        [HEADER.destinationId]: DESTINATION_ID,
+        [HEADER.callType]: 'track',
+        [HEADER.messageId]: 'm-1',
+        [HEADER.reason]: 'http_4xx',
+        [HEADER.attempt]: '1',
+        [HEADER.firstAttemptAt]: String(NOW),
+        [HEADER.lastAttemptAt]: String(NOW),
+        [HEADER.lastStatus]: '404',
+      });
+      expect(await counted(metrics.deliveries, { result: 'dead' })).toBe(1);
+    });
+
+    it("produces a delete's dead outcome together with its dead record", async () => {
+      client.answers.set(URL_1, HTTP_404);
+      client.answers.set(URL_2, HTTP_404);
+      await expect(service().dispatch(deleteDelivery(), 'main')).resolves.toBe('dead');
+      expect(producer.batches).toHaveLength(1);
+      const [dead, outcome] = producer.batches[0];
+      expect(producer.batches[0]).toHaveLength(2);
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(dead.value).toBe(DELETE_BODY);
+      expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
+      expect(outcome.key).toBe(KEY);
+      expect(parseDeliveryOutcome(outcome.value)).toEqual({
+        messageId: 'del-1',
+        sourceId: SOURCE_ID,
+        destinationId: DESTINATION_ID,
+        type: 'delete',
+        result: 'dead',
+        reason: 'http_4xx',
+        lastStatus: 404,
+        attempts: 1,
+        at: new Date(NOW).toISOString(),
+      });
+    });
+
+    it('is dead without a POST when every webhook the retry covered was removed', async () => {
+      const record = delivery({
+        [HEADER.attempt]: '2',
+        [HEADER.firstAttemptAt]: String(NOW - 10_000),
+        [HEADER.webhookIds]: 'w-9,w-8',
+      });
+      await expect(service().dispatch(record, 'retry')).resolves.toBe('dead');
+      expect(client.posts).toEqual([]);
+      const [dead] = producer.sent;
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(texts(dead)).toMatchObject({
+        [HEADER.reason]: 'webhooks_removed',
+        [HEADER.attempt]: '1',
+        [HEADER.firstAttemptAt]: String(NOW - 10_000),
+      });
+    });
+
+    it('dead-letters a record without a destination id', async () => {
+      const record = delivery({ [HEADER.destinationId]: undefined });
+      await expect(service().dispatch(record, 'main')).resolves.toBe('dead');
+      expect(client.posts).toEqual([]);
+      const [dead] = producer.sent;
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(texts(dead)).toMatchObject({
+        [HEADER.reason]: 'missing_destination_id',
+        [HEADER.attempt]: '0',
+      });
+    });
+  });
+
+  describe('settings read when sending', () => {
+    it.each([
+      ['deleted', undefined],
+      ['disabled', destination({ enabled: false })],
+    ])('discards the delivery of a %s destination, producing nothing', async (state, current) => {
+      if (current) settings.destinations.set(DESTINATION_ID, current);
+      else settings.destinations.clear();
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('discarded');
+      expect(client.posts).toEqual([]);
+      expect(producer.sent).toEqual([]);
+      expect(await counted(metrics.discarded, { reason: `destination_${state}` })).toBe(1);
+      expect(await counted(metrics.deliveries, { result: 'discarded' })).toBe(1);
+    });
+
+    it("publishes a discarded delete's outcome", async () => {
+      settings.destinations.set(DESTINATION_ID, destination({ enabled: false }));
+      await expect(
+        service().dispatch(deleteDelivery({ [HEADER.attempt]: '2' }), 'retry'),
+      ).resolves.toBe('discarded');
+      expect(client.posts).toEqual([]);
+      expect(producer.sent).toHaveLength(1);
+      expect(parseDeliveryOutcome(producer.sent[0].value)).toMatchObject({
+        messageId: 'del-1',
+        type: 'delete',
+        result: 'discarded',
+        reason: 'destination_disabled',
+        attempts: 1,
+      });
+    });
+
+    it('posts an edited webhook at its new URL, and skips one added since the retry began', async () => {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({
+          webhooks: [
+            webhook('w-1', URL_1),
+            webhook('w-2', 'https://two.example/fixed'),
+            webhook('w-3', URL_3),
+          ],
+        }),
+      );
+      const record = delivery({ [HEADER.attempt]: '2', [HEADER.webhookIds]: 'w-2' });
+      await expect(service().dispatch(record, 'retry')).resolves.toBe('delivered');
+      expect(client.urls()).toEqual(['https://two.example/fixed']);
+    });
+  });
+
+  describe('headers', () => {
+    it('signs the exact bytes with the shared secret', async () => {
+      const secret = 'shh-ünïcode-secret';
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({ sharedSecretCiphertext: box.seal(secret) }),
+      );
+      await service().dispatch(delivery(), 'main');
+      const expected = createHmac('sha1', Buffer.from(secret, 'utf8')).update(BODY).digest('hex');
+      expect(client.posts).toHaveLength(2);
+      for (const post of client.posts) {
+        expect(post.headers['x-signature']).toBe(expected);
+        expect(post.headers['content-type']).toBe('application/json');
+        expect(post.headers['user-agent']).toBe('Sluice/1.0');
+      }
+    });
+
+    it('sends no signature without a shared secret', async () => {
+      await service().dispatch(delivery(), 'main');
+      for (const post of client.posts) expect(post.headers).not.toHaveProperty('x-signature');
+    });
+
+    it("sends each webhook's static headers, which cannot replace Sluice's own", async () => {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({
+          webhooks: [
+            webhook('w-1', URL_1, { authorization: 'Bearer one', 'user-agent': 'Other/9' }),
+            webhook('w-2', URL_2, { 'x-team': 'two' }),
+          ],
+        }),
+      );
+      await service().dispatch(delivery(), 'main');
+      const byUrl = new Map(client.posts.map((p) => [p.url, p.headers]));
+      expect(byUrl.get(URL_1)).toEqual({
+        authorization: 'Bearer one',
+        'user-agent': 'Sluice/1.0',
+        'content-type': 'application/json',
+      });
+      expect(byUrl.get(URL_2)).toEqual({
+        'x-team': 'two',
+        'user-agent': 'Sluice/1.0',
+        'content-type': 'application/json',
+      });
+    });
+
+    it('throws when the shared secret does not open, producing nothing', async () => {
+      const other = new SecretBox(randomBytes(32).toString('base64'));
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({ sharedSecretCiphertext: other.seal('x') }),
+      );
+      await expect(service().dispatch(delivery(), 'main')).rejects.toThrow(SecretBoxError);
+      expect(client.posts).toEqual([]);
+      expect(producer.sent).toEqual([]);
+    });
+  });
+
+  describe('a failing destination', () => {
+    function failEverything(): void {
+      client.answers.set(URL_1, HTTP_500);
+      client.answers.set(URL_2, HTTP_500);
+    }
+
+    it('sends new main deliveries to the first tier without a POST', async () => {
+      failEverything();
+      const dispatch = service({ failingAfter: 2 });
+      await dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-1' }), 'main');
+      await dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-2' }), 'main');
+      expect(client.posts).toHaveLength(4);
+      now = NOW + 1_000;
+      await expect(
+        dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-3' }), 'main'),
+      ).resolves.toBe('retried');
+      expect(client.posts).toHaveLength(4);
+      const skipped = producer.sent[2];
+      expect(skipped.topic).toBe(retryTopic(10));
+      expect(skipped.value).toBe(BODY);
+      expect(texts(skipped)).toEqual({
+        [HEADER.sourceId]: SOURCE_ID,
+        [HEADER.destinationId]: DESTINATION_ID,
+        [HEADER.callType]: 'track',
+        [HEADER.messageId]: 'm-3',
+        [HEADER.attempt]: '1',
+        [HEADER.firstAttemptAt]: String(NOW + 1_000),
+        [HEADER.dueAt]: String(NOW + 11_000),
+        [HEADER.reason]: 'destination_failing',
+      });
+    });
+
+    it('is not failing before the configured count', async () => {
+      failEverything();
+      const dispatch = service({ failingAfter: 3 });
+      await dispatch.dispatch(delivery(), 'main');
+      await dispatch.dispatch(delivery(), 'main');
+      await dispatch.dispatch(delivery(), 'main');
+      expect(client.posts).toHaveLength(6);
+    });
+
+    it('still posts deliveries from the retry tiers, and a success ends the failing', async () => {
+      failEverything();
+      const dispatch = service({ failingAfter: 2 });
+      await dispatch.dispatch(delivery(), 'main');
+      await dispatch.dispatch(delivery(), 'main');
+      client.answers.clear();
+      const retry = delivery({ [HEADER.attempt]: '2', [HEADER.firstAttemptAt]: String(NOW) });
+      await expect(dispatch.dispatch(retry, 'retry')).resolves.toBe('delivered');
+      expect(client.posts).toHaveLength(6);
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      expect(client.posts).toHaveLength(8);
+    });
+
+    it('does not count permanent failures', async () => {
+      client.answers.set(URL_1, HTTP_404);
+      client.answers.set(URL_2, HTTP_404);
+      const dispatch = service({ failingAfter: 1 });
+      await dispatch.dispatch(delivery(), 'main');
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('dead');
+      expect(client.posts).toHaveLength(4);
+    });
+  });
+
+  describe('bounds', () => {
+    const OTHER_ID = '33333333-3333-4333-8333-333333333333';
+    const SLOW_URL = 'https://slow.example/hook';
+
+    beforeEach(() => {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({ webhooks: [webhook('w-1', SLOW_URL)] }),
+      );
+      settings.destinations.set(
+        OTHER_ID,
+        destination({ id: OTHER_ID, webhooks: [webhook('w-5', URL_3)] }),
+      );
+    });
+
+    function holdSlowUrl(): () => void {
+      let answer!: (result: AttemptResult) => void;
+      client.held.set(SLOW_URL, new Promise((resolve) => (answer = resolve)));
+      return () => {
+        client.held.delete(SLOW_URL);
+        answer(OK);
+      };
+    }
+
+    it("holds a destination's deliveries past its bound until one finishes", async () => {
+      const release = holdSlowUrl();
+      const dispatch = service({ maxInFlight: 8, maxInFlightPerDestination: 1 });
+      const first = dispatch.dispatch(delivery(), 'main');
+      const second = dispatch.dispatch(delivery(), 'main');
+      await settle();
+      expect(client.urls()).toEqual([SLOW_URL]);
+      release();
+      await expect(first).resolves.toBe('delivered');
+      await expect(second).resolves.toBe('delivered');
+      expect(client.urls()).toEqual([SLOW_URL, SLOW_URL]);
+    });
+
+    it("does not let one slow destination's queue hold up another destination", async () => {
+      const release = holdSlowUrl();
+      const dispatch = service({ maxInFlight: 2, maxInFlightPerDestination: 1 });
+      const slow = [dispatch.dispatch(delivery(), 'main'), dispatch.dispatch(delivery(), 'main')];
+      await settle();
+      const other = dispatch.dispatch(delivery({ [HEADER.destinationId]: OTHER_ID }), 'main');
+      await settle();
+      try {
+        // The other destination has a free slot of its own, and only one request is in flight.
+        expect(client.urls()).toEqual([URL_3, SLOW_URL].sort());
+      } finally {
+        release();
+        await Promise.all([...slow, other]);
+      }
+    });
+  });
+
+  it('logs a timeout with the message, destination, webhook and attempt', async () => {
+    client.answers.set(URL_1, {
+      kind: 'retryable',
+      reason: 'timeout',
+      detail: 'no answer in 5000 ms',
+    });
+    client.answers.set(URL_2, HTTP_404);
+    await service().dispatch(delivery({ [HEADER.attempt]: '2' }), 'retry');
+    const lines = warn.mock.calls.map(([message]) => String(message));
+    const timeout = lines.find((line) => line.includes('timeout'));
+    expect(timeout).toBeDefined();
+    for (const part of ['m-1', DESTINATION_ID, 'w-1', 'attempt 2']) expect(timeout).toContain(part);
+  });
+
+  it('rejects when the retry record was not acknowledged', async () => {
+    client.answers.set(URL_1, HTTP_500);
+    client.answers.set(URL_2, HTTP_500);
+    producer.failure = new Error('broker down');
+    await expect(service().dispatch(delivery(), 'main')).rejects.toThrow('broker down');
+  });
+});

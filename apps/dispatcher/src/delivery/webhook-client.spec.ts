@@ -1,0 +1,461 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+
+import {
+  makeTestCertificates,
+  TestCertificates,
+  WebhookReceiver,
+} from '../../../../test/helpers/webhook-receiver';
+
+import { SsrfGuard } from './ssrf-guard';
+import {
+  AttemptResult,
+  classifyError,
+  classifyStatus,
+  parseRetryAfter,
+  WebhookClient,
+} from './webhook-client';
+
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+
+describe(classifyStatus.name, () => {
+  it.each([200, 201, 204, 299])('%i is a success', (status) => {
+    expect(classifyStatus(status)).toEqual({ kind: 'success', status });
+  });
+
+  it.each([301, 302, 307, 308])('%i is permanent (redirects are not followed)', (status) => {
+    expect(classifyStatus(status)).toEqual({
+      kind: 'permanent',
+      reason: 'http_3xx',
+      status,
+      detail: `HTTP ${status}`,
+    });
+  });
+
+  it.each([400, 401, 403, 404, 410, 413, 422])('%i is permanent', (status) => {
+    expect(classifyStatus(status)).toEqual({
+      kind: 'permanent',
+      reason: 'http_4xx',
+      status,
+      detail: `HTTP ${status}`,
+    });
+  });
+
+  it.each([
+    [408, 'http_408'],
+    [429, 'http_429'],
+    [500, 'http_5xx'],
+    [502, 'http_5xx'],
+    [503, 'http_5xx'],
+    [504, 'http_5xx'],
+  ])('%i is retryable (%s)', (status, reason) => {
+    expect(classifyStatus(status)).toEqual({
+      kind: 'retryable',
+      reason,
+      status,
+      detail: `HTTP ${status}`,
+    });
+  });
+
+  it('keeps a 429 Retry-After in seconds', () => {
+    expect(classifyStatus(429, '120', NOW)).toEqual({
+      kind: 'retryable',
+      reason: 'http_429',
+      status: 429,
+      detail: 'HTTP 429',
+      retryAfterMs: 120_000,
+    });
+  });
+
+  it('keeps a 429 Retry-After given as an HTTP date', () => {
+    const at = new Date(NOW + 90_000).toUTCString();
+    expect(classifyStatus(429, at, NOW)).toMatchObject({
+      reason: 'http_429',
+      retryAfterMs: 90_000,
+    });
+  });
+
+  it("keeps a 503's Retry-After", () => {
+    expect(classifyStatus(503, '7', NOW)).toMatchObject({
+      kind: 'retryable',
+      reason: 'http_5xx',
+      retryAfterMs: 7_000,
+    });
+  });
+
+  it('leaves retryAfterMs out without a usable Retry-After', () => {
+    expect(classifyStatus(429, 'soon', NOW)).not.toHaveProperty('retryAfterMs');
+    expect(classifyStatus(429, undefined, NOW)).not.toHaveProperty('retryAfterMs');
+  });
+});
+
+describe(parseRetryAfter.name, () => {
+  it('reads delay-seconds', () => {
+    expect(parseRetryAfter('0', NOW)).toBe(0);
+    expect(parseRetryAfter('30', NOW)).toBe(30_000);
+    expect(parseRetryAfter(' 5 ', NOW)).toBe(5_000);
+  });
+
+  it('reads an HTTP date as the time until it', () => {
+    expect(parseRetryAfter('Tue, 01 Jan 2030 00:02:00 GMT', NOW)).toBe(120_000);
+  });
+
+  it('counts a date in the past as no wait', () => {
+    expect(parseRetryAfter('Mon, 31 Dec 2029 23:00:00 GMT', NOW)).toBe(0);
+  });
+
+  it('takes the first of repeated values', () => {
+    expect(parseRetryAfter(['4', '60'], NOW)).toBe(4_000);
+  });
+
+  it('is undefined when absent, empty or unreadable', () => {
+    expect(parseRetryAfter(undefined, NOW)).toBeUndefined();
+    expect(parseRetryAfter('', NOW)).toBeUndefined();
+    expect(parseRetryAfter('   ', NOW)).toBeUndefined();
+    expect(parseRetryAfter('soon', NOW)).toBeUndefined();
+  });
+});
+
+/** An error with a code, as Node and undici raise them, optionally wrapping a cause. */
+function coded(code: string, cause?: unknown): Error {
+  return Object.assign(new Error(code, cause === undefined ? {} : { cause }), { code });
+}
+
+describe(classifyError.name, () => {
+  it('calls a deadline that passed a timeout, whatever the error', () => {
+    expect(classifyError(coded('UND_ERR_ABORTED'), true, 300)).toEqual({
+      kind: 'retryable',
+      reason: 'timeout',
+      detail: 'no answer in 300 ms',
+    });
+  });
+
+  it.each(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT'])(
+    "calls undici's %s a timeout",
+    (code) => {
+      expect(classifyError(coded(code), false, 5000)).toMatchObject({
+        kind: 'retryable',
+        reason: 'timeout',
+      });
+    },
+  );
+
+  it('finds a refused address in the cause chain', () => {
+    const error = new TypeError('fetch failed', { cause: coded('ERR_SSRF_REFUSED') });
+    expect(classifyError(error, false, 5000)).toMatchObject({
+      kind: 'permanent',
+      reason: 'ssrf_refused',
+    });
+  });
+
+  it('finds an unverified certificate in the cause chain', () => {
+    const error = coded('UND_ERR_SOCKET', coded('DEPTH_ZERO_SELF_SIGNED_CERT'));
+    expect(classifyError(error, false, 5000)).toEqual({
+      kind: 'permanent',
+      reason: 'tls_error',
+      detail: 'certificate not verified (DEPTH_ZERO_SELF_SIGNED_CERT)',
+    });
+  });
+
+  it('calls a certificate for another host a TLS error', () => {
+    expect(classifyError(coded('ERR_TLS_CERT_ALTNAME_INVALID'), false, 5000)).toMatchObject({
+      kind: 'permanent',
+      reason: 'tls_error',
+    });
+  });
+
+  it('calls a refused connection a connection error', () => {
+    expect(classifyError(coded('ECONNREFUSED'), false, 5000)).toEqual({
+      kind: 'retryable',
+      reason: 'connection_error',
+      detail: 'ECONNREFUSED',
+    });
+  });
+
+  it('calls an error without a code a connection error named by its class', () => {
+    expect(classifyError(new TypeError('boom'), false, 5000)).toEqual({
+      kind: 'retryable',
+      reason: 'connection_error',
+      detail: 'TypeError',
+    });
+    expect(classifyError('weird', false, 5000)).toMatchObject({
+      reason: 'connection_error',
+      detail: 'unknown error',
+    });
+  });
+});
+
+/** What the test server received. */
+interface Received {
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer;
+}
+
+/** A loopback HTTP server answering with `handler`, counting connections and requests. */
+class TestServer {
+  readonly received: Received[] = [];
+  connections = 0;
+  private readonly server: Server;
+
+  constructor(
+    private readonly handler: (request: IncomingMessage, response: ServerResponse) => void,
+  ) {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        this.received.push({
+          method: request.method,
+          url: request.url,
+          headers: request.headers,
+          body: Buffer.concat(chunks),
+        });
+        this.handler(request, response);
+      });
+    });
+    this.server.on('connection', () => {
+      this.connections += 1;
+    });
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe(WebhookClient.name, () => {
+  const TIMEOUT_MS = 300;
+  const BODY = Buffer.from('{"version":1,"type":"track","event":"Ünïcödé ✓","properties":{}}');
+  let servers: TestServer[];
+  let clients: WebhookClient[];
+
+  beforeEach(() => {
+    servers = [];
+    clients = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  async function serve(
+    handler: (request: IncomingMessage, response: ServerResponse) => void,
+  ): Promise<{ server: TestServer; base: string }> {
+    const server = new TestServer(handler);
+    servers.push(server);
+    const port = await server.listen();
+    return { server, base: `http://127.0.0.1:${port}` };
+  }
+
+  function client(allowedCidrs: string[] = ['127.0.0.0/8']): WebhookClient {
+    const made = new WebhookClient({
+      timeoutMs: TIMEOUT_MS,
+      connectionsPerOrigin: 4,
+      guard: new SsrfGuard(allowedCidrs),
+    });
+    clients.push(made);
+    return made;
+  }
+
+  it('POSTs the exact body bytes and headers to the path and query', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(204).end());
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Sluice/1.0',
+      'x-signature': 'abc123',
+      'x-static': 'value',
+    };
+    const result = await client().post(`${base}/hooks/in?token=t%201`, BODY, headers);
+    expect(result).toEqual({ kind: 'success', status: 204 });
+    expect(server.received).toHaveLength(1);
+    const [request] = server.received;
+    expect(request.method).toBe('POST');
+    expect(request.url).toBe('/hooks/in?token=t%201');
+    expect(request.body.equals(BODY)).toBe(true);
+    expect(request.headers).toMatchObject({ ...headers, 'content-length': String(BODY.length) });
+  });
+
+  it('classifies the answer with its Retry-After', async () => {
+    const { base } = await serve((_, response) =>
+      response.writeHead(429, { 'retry-after': '42' }).end('slow down'),
+    );
+    await expect(client().post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'retryable',
+      reason: 'http_429',
+      status: 429,
+      detail: 'HTTP 429',
+      retryAfterMs: 42_000,
+    });
+  });
+
+  it('does not follow a redirect', async () => {
+    const { server, base } = await serve((request, response) => {
+      if (request.url === '/moved') response.writeHead(302, { location: '/target' }).end();
+      else response.writeHead(200).end();
+    });
+    const result = await client().post(`${base}/moved`, BODY, {});
+    expect(result).toMatchObject({ kind: 'permanent', reason: 'http_3xx', status: 302 });
+    expect(server.received.map((r) => r.url)).toEqual(['/moved']);
+  });
+
+  it('times out near the deadline when the server never answers', async () => {
+    const { server, base } = await serve(() => undefined);
+    const startedAt = performance.now();
+    const result: AttemptResult = await client().post(`${base}/`, BODY, {});
+    const elapsedMs = performance.now() - startedAt;
+    expect(result).toMatchObject({ kind: 'retryable', reason: 'timeout' });
+    expect(server.received).toHaveLength(1);
+    expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 1500);
+  });
+
+  it('drains a large answer without error', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const { base } = await serve((_, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      for (let i = 0; i < 32; i += 1) response.write(chunk);
+      response.end();
+    });
+    const webhooks = client();
+    await expect(webhooks.post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 200,
+    });
+    // The client is still usable afterwards.
+    await expect(webhooks.post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 200,
+    });
+  });
+
+  it('refuses a loopback IP literal without the allow-list, without connecting', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(200).end());
+    await expect(client([]).post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'permanent',
+      reason: 'ssrf_refused',
+      detail: '127.0.0.1 is internal',
+    });
+    expect(server.connections).toBe(0);
+    expect(server.received).toHaveLength(0);
+  });
+
+  it('refuses a host name resolving to loopback without the allow-list, without connecting', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(200).end());
+    const url = base.replace('127.0.0.1', 'localhost');
+    await expect(client([]).post(`${url}/`, BODY, {})).resolves.toMatchObject({
+      kind: 'permanent',
+      reason: 'ssrf_refused',
+    });
+    expect(server.connections).toBe(0);
+  });
+
+  it('refuses an IPv6 loopback literal without the allow-list', async () => {
+    await expect(client([]).post('http://[::1]:9/', BODY, {})).resolves.toMatchObject({
+      kind: 'permanent',
+      reason: 'ssrf_refused',
+    });
+  });
+
+  it('connects to a host name whose addresses the allow-list admits', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(200).end());
+    const url = base.replace('127.0.0.1', 'localhost');
+    await expect(
+      client(['127.0.0.0/8', '::1/128']).post(`${url}/named`, BODY, {}),
+    ).resolves.toEqual({ kind: 'success', status: 200 });
+    expect(server.received.map((r) => r.url)).toEqual(['/named']);
+  });
+
+  it('calls a port nobody listens on a connection error', async () => {
+    const port = await closedPort();
+    await expect(client().post(`http://127.0.0.1:${port}/`, BODY, {})).resolves.toMatchObject({
+      kind: 'retryable',
+      reason: 'connection_error',
+      detail: 'ECONNREFUSED',
+    });
+  });
+
+  it.each([
+    ['not a url', 'not an absolute URL'],
+    ['/relative', 'not an absolute URL'],
+    ['ftp://example.com/file', 'not http or https'],
+  ])('refuses %s as an invalid URL', async (url, detail) => {
+    await expect(client().post(url, BODY, {})).resolves.toEqual({
+      kind: 'permanent',
+      reason: 'invalid_url',
+      detail,
+    });
+  });
+});
+
+describe(`${WebhookClient.name} over HTTPS`, () => {
+  const BODY = Buffer.from(
+    '{"type":"delete","userId":"u-1","timestamp":"2030-01-01T00:00:00.000Z"}',
+  );
+  let certificates: TestCertificates;
+  let receiver: WebhookReceiver | undefined;
+  let webhooks: WebhookClient | undefined;
+
+  beforeAll(() => {
+    certificates = makeTestCertificates();
+  });
+
+  afterAll(() => certificates.remove());
+
+  afterEach(async () => {
+    await webhooks?.close();
+    await receiver?.stop();
+    receiver = undefined;
+    webhooks = undefined;
+  });
+
+  function client(ca?: string): WebhookClient {
+    webhooks = new WebhookClient({
+      timeoutMs: 2_000,
+      connectionsPerOrigin: 2,
+      guard: new SsrfGuard(['127.0.0.0/8', '::1/128']),
+      ...(ca === undefined ? {} : { ca }),
+    });
+    return webhooks;
+  }
+
+  it('refuses a self-signed certificate before any request is sent', async () => {
+    receiver = await new WebhookReceiver(certificates.selfSigned).start();
+    await expect(client().post(receiver.url('/hook', 'localhost'), BODY, {})).resolves.toEqual({
+      kind: 'permanent',
+      reason: 'tls_error',
+      detail: 'certificate not verified (DEPTH_ZERO_SELF_SIGNED_CERT)',
+    });
+    expect(receiver.requests).toHaveLength(0);
+    expect(receiver.connections).toBe(0);
+  });
+
+  it('posts over TLS to a certificate signed by a trusted extra CA, by host name', async () => {
+    receiver = await new WebhookReceiver(certificates.signed).start();
+    const ca = readFileSync(certificates.caFile, 'utf8');
+    await expect(client(ca).post(receiver.url('/hook', 'localhost'), BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 200,
+    });
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0].body.equals(BODY)).toBe(true);
+  });
+});
