@@ -148,9 +148,11 @@ export class Analytics {
     const queued = serializeCall(call, this.lastSeq + 1);
     this.lastSeq = queued.seq;
     this.queue.push(queued);
-    this.debug(
-      `queued ${type} ${queued.messageId}, ${queued.bytes} bytes, ${this.queue.length} queued`,
-    );
+    if (this.settings.debug) {
+      this.debug(
+        `queued ${type} ${queued.messageId}, ${queued.bytes} bytes, ${this.queue.length} queued`,
+      );
+    }
     this.flushTimer ??= this.timers.after(this.settings.flushAfterMs, () => this.onFlushTimer());
     this.pump();
     return queued.messageId;

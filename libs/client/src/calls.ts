@@ -126,7 +126,8 @@ export function buildCall<T extends CallType>(
   }
   const call: Fields = {};
   for (const [key, value] of Object.entries(params)) if (value != null) call[key] = value;
-  const problem = checkFields(call) ?? REQUIRED[type].map((check) => check(call)).find(Boolean);
+  let problem = checkFields(call);
+  for (const check of REQUIRED[type]) problem ??= check(call);
   if (problem) throw new AnalyticsError('invalid_call', `${type}: ${problem}`);
   for (const field of ID_FIELDS) {
     if (typeof call[field] === 'number') call[field] = String(call[field]);
