@@ -39,7 +39,10 @@ export class DispatcherHarness extends RouterHarness {
   /** The variables the dispatcher was started with (also for a dispatcher in a child process). */
   dispatcherEnv!: Record<string, string>;
 
-  /** Starts ingest and the router, then (unless `inProcess` is false) the dispatcher. */
+  /**
+   * Starts ingest and the router, then the dispatcher and the reader of its topics; with
+   * `inProcess` false only `dispatcherEnv` is set, for a dispatcher in a child process.
+   */
   override async start(env: Record<string, string> = {}, inProcess = true): Promise<this> {
     await super.start(env);
     this.dispatcherEnv = {
@@ -54,10 +57,10 @@ export class DispatcherHarness extends RouterHarness {
       ...env,
     };
     const config = loadDispatcherConfig(this.dispatcherEnv);
-    if (inProcess) {
-      this.dispatcher = await startDispatcher(config);
-      this.dispatcherUrl = await this.dispatcher.getUrl();
-    }
+    // Out of process, nothing has created the tiers' topics yet: no reader of them either.
+    if (!inProcess) return this;
+    this.dispatcher = await startDispatcher(config);
+    this.dispatcherUrl = await this.dispatcher.getUrl();
     this.outbound = await new TopicReader(this.connection, [
       TOPIC.deliveriesDead,
       TOPIC.deliveryOutcomes,

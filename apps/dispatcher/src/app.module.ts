@@ -3,7 +3,8 @@ import { getCACertificates } from 'node:tls';
 
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 
-import { retryTopic } from '@app/contracts';
+import { retryTopic, TOPIC } from '@app/contracts';
+import { ConsumerLagModule } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
@@ -37,11 +38,19 @@ export function createWebhookClient(config: DispatcherConfig): WebhookClient {
   });
 }
 
+/** The dispatcher's consumer groups: one for the main topic, one for the retry tiers. */
+export function dispatcherGroupIds(config: DispatcherConfig): { main: string; retries: string } {
+  const prefix = config.kafka.topicPrefix;
+  return { main: `${prefix}sluice-dispatcher`, retries: `${prefix}sluice-dispatcher-retry` };
+}
+
 /** The dispatcher app: deliveries and retry tiers in; signed POSTs, retries and dead letters out. */
 @Module({})
 export class AppModule {
   static forRoot(config: DispatcherConfig): DynamicModule {
     const { dispatcher } = config;
+    const tiers = retryTiers(config).map(retryTopic);
+    const groups = dispatcherGroupIds(config);
     const options: DispatchOptions = {
       retryDelaysSeconds: dispatcher.retryDelaysSeconds,
       retryWindowMs: dispatcher.retryWindowMs,
@@ -52,7 +61,16 @@ export class AppModule {
     };
     return {
       module: AppModule,
-      imports: [RuntimeModule.forRoot(config, { extraTopics: retryTiers(config).map(retryTopic) })],
+      imports: [
+        RuntimeModule.forRoot(config, { extraTopics: tiers }),
+        // sluice_consumer_lag_records{group,topic}: what KEDA scales the dispatcher on.
+        ConsumerLagModule.forRoot({
+          groups: [
+            { groupId: groups.main, topics: [TOPIC.deliveries] },
+            { groupId: groups.retries, topics: tiers },
+          ],
+        }),
+      ],
       controllers: [DeliveriesConsumer],
       providers: [
         DispatchService,

@@ -4,7 +4,7 @@ import { HEADER, retryTopic, TOPIC } from '@app/contracts';
 import { IncomingRecord, KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
-import { AppModule } from './app.module';
+import { AppModule, dispatcherGroupIds } from './app.module';
 import { DispatcherConfig, loadDispatcherConfig, retryTiers } from './config';
 import { DispatchService } from './delivery/dispatch.service';
 
@@ -21,7 +21,8 @@ export async function startDispatcher(
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
   const connection = app.get(KafkaConnection);
-  const { dispatcher, kafka } = config;
+  const { dispatcher } = config;
+  const groups = dispatcherGroupIds(config);
   const common = {
     connection,
     partitionsConcurrently: dispatcher.partitionsConcurrently,
@@ -31,14 +32,14 @@ export async function startDispatcher(
   app.connectMicroservice({
     strategy: new KafkaTransport({
       ...common,
-      groupId: `${kafka.topicPrefix}sluice-dispatcher`,
+      groupId: groups.main,
       topics: [TOPIC.deliveries],
     }),
   });
   const tiers = retryTiers(config).map(retryTopic);
   const retries = new KafkaTransport({
     ...common,
-    groupId: `${kafka.topicPrefix}sluice-dispatcher-retry`,
+    groupId: groups.retries,
     topics: tiers,
     // A tier has one delay, so its records come due in order: pause until the head is due.
     dueAtHeader: HEADER.dueAt,

@@ -6,7 +6,7 @@ export type DeliveryResult =
   | 'delivered'
   /** No webhook can take it: permanent failures, or the retry window closed. */
   | 'dead'
-  /** Its destination was disabled or deleted (or every webhook removed) before it was sent. */
+  /** Its destination was disabled or deleted before it was sent. */
   | 'discarded';
 
 /**

@@ -125,10 +125,6 @@ export function outcomeRecord(
     [HEADER.destinationId]: facts.destinationId,
     [HEADER.messageId]: value.messageId,
   };
-  const headers = {
-    [HEADER.destinationId]: facts.destinationId,
-    [HEADER.messageId]: value.messageId,
-  };
   return { topic: TOPIC.deliveryOutcomes, key: record.key, value: JSON.stringify(value), headers };
 }
 

@@ -114,16 +114,18 @@ export class DispatchService {
     }
     if (path === 'main' && this.gate.isFailing(destination.id))
       return this.leaveMainTopic(record, facts);
-    await this.slots.acquire();
+    // The destination's slot first: deliveries queued behind a slow destination must not
+    // hold slots of the process-wide bound that other destinations need.
     await this.gate.acquire(destination.id);
+    await this.slots.acquire();
     try {
       // Checked again: the destination may have been found failing while this one waited.
       if (path === 'main' && this.gate.isFailing(destination.id))
         return await this.leaveMainTopic(record, facts);
       return await this.attempt(record, facts, body, destination, webhooks, path);
     } finally {
-      this.gate.release(destination.id);
       this.slots.release();
+      this.gate.release(destination.id);
     }
   }
 

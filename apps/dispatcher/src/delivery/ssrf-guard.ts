@@ -15,8 +15,9 @@ export class SsrfRefusedError extends Error {
  * Address ranges a webhook may not reach unless allowed: "this" network, loopback, private,
  * CGNAT, link-local (which holds the cloud metadata address 169.254.169.254), IETF protocol
  * assignments, benchmarking, multicast and reserved; for IPv6 also unspecified, loopback,
- * unique-local (fd00:ec2::254 is a metadata address), link-local, multicast, IPv4-mapped and
- * NAT64 (both can name an internal IPv4 address).
+ * unique-local (fd00:ec2::254 is a metadata address), link-local, multicast and NAT64 (which
+ * can name an internal IPv4 address). An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is
+ * checked by `BlockList` against the IPv4 ranges.
  */
 const REFUSED: readonly (readonly [string, number, 'ipv4' | 'ipv6'])[] = [
   ['0.0.0.0', 8, 'ipv4'],
@@ -32,7 +33,6 @@ const REFUSED: readonly (readonly [string, number, 'ipv4' | 'ipv6'])[] = [
   ['240.0.0.0', 4, 'ipv4'],
   ['::', 128, 'ipv6'],
   ['::1', 128, 'ipv6'],
-  ['::ffff:0:0', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],

@@ -170,6 +170,8 @@ export function parseRetryAfter(
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined || text.trim() === '') return undefined;
   if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  // Otherwise only an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`), never a number read as one.
+  if (!/^\s*[A-Za-z]{3},/.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
