@@ -13,13 +13,22 @@ import { startRouter } from '../../router/src/main';
 import { JsonLogger } from '@app/observability';
 import { closeOnSignal, exitOnStartupError } from '@app/runtime';
 
+/**
+ * Local runs may deliver to receivers on this machine: the SSRF guard admits loopback unless
+ * DISPATCHER_ALLOWED_CIDRS says otherwise. Production's default admits nothing internal.
+ */
+const LOCAL_ALLOWED_CIDRS = '127.0.0.0/8,::1/128';
+
 async function main(): Promise<void> {
   // Read every configuration first, so one bad variable stops start-up before anything runs.
   const configs = {
     ingest: loadIngestConfig(),
     admin: loadAdminConfig(),
     router: loadRouterConfig(),
-    dispatcher: loadDispatcherConfig(),
+    dispatcher: loadDispatcherConfig({
+      DISPATCHER_ALLOWED_CIDRS: LOCAL_ALLOWED_CIDRS,
+      ...process.env,
+    }),
   };
   // Upstream first at shutdown: stop taking calls, then drain routing, then deliveries.
   const options = { logger: new JsonLogger('local', configs.ingest.logLevel) };
@@ -37,6 +46,7 @@ async function main(): Promise<void> {
   const help = [
     'The admin API takes the bearer token in ADMIN_TOKENS (npm start: .local/admin-token);',
     `its OpenAPI document: ${urls[1]}/admin/v1/openapi.json`,
+    `The dispatcher may deliver to ${configs.dispatcher.dispatcher.allowedCidrs.join(', ') || 'no internal address'} (DISPATCHER_ALLOWED_CIDRS).`,
   ];
   process.stdout.write(
     `\nSluice is running:\n${lines.join('\n')}\n${help.join('\n')}\nCtrl-C stops it.\n\n`,
