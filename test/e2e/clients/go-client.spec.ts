@@ -94,8 +94,8 @@ describe('the Go client library against ingest', () => {
 
       const records = await h.reader.waitFor(TOPIC.calls, () => true, CALLS, 30_000);
       expect(records).toHaveLength(CALLS);
-      const calls = records.map(json);
-      const messageIds = new Set(calls.map((c) => c.messageId));
+      const calls = records.map((r) => json(r) as Call);
+      const messageIds = new Set(calls.map((c) => String(c.messageId)));
       expect(messageIds.size).toBe(CALLS);
       for (const [n, call] of calls.entries()) {
         expect(call.messageId).toMatch(UUID_V4);
