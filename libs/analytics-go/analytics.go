@@ -12,7 +12,8 @@
 // A method call checks the message's required fields, encodes it and queues it; it makes no
 // HTTP request. A background goroutine sends the queue as a POST to /v1/batch when FlushAt
 // calls are waiting or FlushAfter has passed since the last send, and Close sends what is
-// left. Calls are sent in the order they were queued, one request at a time.
+// left. Calls are sent in the order they were queued, one request at a time unless
+// MaxConcurrentRequests allows more.
 package analytics
 
 import (
@@ -40,6 +41,8 @@ const (
 	DefaultFlushAt = 20
 	// DefaultFlushAfter is the longest a queued call waits for a batch to fill up.
 	DefaultFlushAfter = 5 * time.Second
+	// DefaultMaxConcurrentRequests keeps calls in order: one request in flight at a time.
+	DefaultMaxConcurrentRequests = 1
 	// DefaultMaxQueuedCalls bounds the calls waiting to be sent.
 	DefaultMaxQueuedCalls = 10_000
 	// defaultMaxAttempts bounds the attempts of one request (the first one included).
@@ -49,7 +52,8 @@ const (
 )
 
 // Callback is told what became of each queued call. Its methods run on the client's
-// background goroutine, one at a time: a slow callback delays the sending.
+// background goroutine, one at a time (concurrently when MaxConcurrentRequests is above 1):
+// a slow callback delays the sending.
 type Callback interface {
 	// Success: the server accepted the call.
 	Success(m Message)
@@ -80,6 +84,11 @@ type Client struct {
 	Size int
 	// FlushAfter is the longest time between two sends while calls are waiting.
 	FlushAfter time.Duration
+	// MaxConcurrentRequests is how many requests may be in flight at once. With 1, the
+	// default, calls arrive in the order they were queued; more raises the throughput when
+	// the server's latency is the limit, but batches may then arrive out of order and
+	// Callback methods may run concurrently.
+	MaxConcurrentRequests int
 	// MaxQueuedCalls bounds the calls waiting to be sent; past it a call is refused with
 	// ErrQueueFull (for example while the server is unreachable and requests are retried).
 	MaxQueuedCalls int
@@ -115,6 +124,7 @@ type settings struct {
 	flushAt     int
 	flushAfter  time.Duration
 	maxQueued   int
+	maxInFlight int
 	logger      Logger
 	debug       bool
 	callback    Callback
@@ -139,17 +149,18 @@ type queued struct {
 // Deprecated: the version 2 API is kept for compatibility.
 func New(writeKey string) *Client {
 	return &Client{
-		Endpoint:       DefaultEndpoint,
-		FlushAt:        DefaultFlushAt,
-		Size:           DefaultFlushAt,
-		FlushAfter:     DefaultFlushAfter,
-		MaxQueuedCalls: DefaultMaxQueuedCalls,
-		Logger:         log.New(os.Stderr, "analytics: ", log.LstdFlags),
-		writeKey:       writeKey,
-		newID:          newUUID,
-		now:            time.Now,
-		backoff:        exponentialBackoff,
-		maxAttempts:    defaultMaxAttempts,
+		Endpoint:              DefaultEndpoint,
+		FlushAt:               DefaultFlushAt,
+		Size:                  DefaultFlushAt,
+		FlushAfter:            DefaultFlushAfter,
+		MaxQueuedCalls:        DefaultMaxQueuedCalls,
+		MaxConcurrentRequests: DefaultMaxConcurrentRequests,
+		Logger:                log.New(os.Stderr, "analytics: ", log.LstdFlags),
+		writeKey:              writeKey,
+		newID:                 newUUID,
+		now:                   time.Now,
+		backoff:               exponentialBackoff,
+		maxAttempts:           defaultMaxAttempts,
 	}
 }
 
@@ -251,6 +262,7 @@ func (c *Client) settings() (settings, error) {
 		flushAt:     resolveFlushAt(c.FlushAt, c.Size),
 		flushAfter:  c.FlushAfter,
 		maxQueued:   c.MaxQueuedCalls,
+		maxInFlight: c.MaxConcurrentRequests,
 		logger:      c.Logger,
 		debug:       c.Verbose || debugEnabled(os.Getenv("DEBUG")),
 		callback:    c.Callback,
@@ -265,6 +277,9 @@ func (c *Client) settings() (settings, error) {
 	}
 	if s.maxQueued <= 0 {
 		s.maxQueued = DefaultMaxQueuedCalls
+	}
+	if s.maxInFlight <= 0 {
+		s.maxInFlight = DefaultMaxConcurrentRequests
 	}
 	if s.logger == nil {
 		s.logger = log.New(os.Stderr, "analytics: ", log.LstdFlags)

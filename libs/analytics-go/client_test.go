@@ -440,6 +440,46 @@ func TestFullQueueIsReported(t *testing.T) {
 	}
 }
 
+func TestConcurrentRequestsAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	s := newServer(t, func(_ int, w http.ResponseWriter, _ *request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"success":true}`))
+	})
+	c, o, _ := testClient(t, s)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	c.FlushAt = 1
+	c.MaxConcurrentRequests = 3
+	for i := 0; i < 5; i++ {
+		_ = c.Track(track(i))
+	}
+	s.waitRequests(t, 3) // three requests in flight at once, none answered yet
+	unblock()
+	_ = c.Close()
+	if n := len(s.calls(t)); n != 5 {
+		t.Errorf("%d calls sent, want 5", n)
+	}
+	if ok, _ := o.counts(); ok != 5 {
+		t.Errorf("%d successes, want 5", ok)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 3 {
+		t.Errorf("at most %d requests were in flight at once, want 3", most)
+	}
+}
+
 func TestConcurrentCalls(t *testing.T) {
 	s := newServer(t, nil)
 	c, _, _ := testClient(t, s)

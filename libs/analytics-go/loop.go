@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -28,19 +29,35 @@ const (
 	backoffMax  = 10 * time.Second
 )
 
-// loop gathers queued calls into batches and sends them, until the queue is closed and
-// drained. It is the only goroutine that sends, so calls leave in the order they came.
+// loop gathers queued calls into batches and hands them to send, until the queue is closed
+// and drained and every request has finished. With one request in flight (the default) it
+// sends itself, so calls leave in the order they came.
 func (c *Client) loop() {
 	defer close(c.done)
 	s := &c.cfg
+	inFlight := make(chan struct{}, s.maxInFlight)
+	var senders sync.WaitGroup
+	defer senders.Wait()
+	dispatch := func(batch []queued) {
+		if s.maxInFlight == 1 {
+			c.send(batch)
+			return
+		}
+		inFlight <- struct{}{} // waits while MaxConcurrentRequests are in flight
+		senders.Add(1)
+		go func() {
+			defer senders.Done()
+			defer func() { <-inFlight }()
+			c.send(batch)
+		}()
+	}
 	var items []queued
 	size := 0 // the calls' bytes plus one separator each
 	timer := time.NewTimer(s.flushAfter)
 	defer timer.Stop()
 	flush := func() {
-		c.send(items)
-		clear(items) // the messages are not kept alive by the reused array
-		items, size = items[:0], 0
+		dispatch(items)
+		items, size = make([]queued, 0, s.flushAt), 0 // a new array: the sent one may still be in use
 		timer.Reset(s.flushAfter)
 	}
 	for {
@@ -48,7 +65,7 @@ func (c *Client) loop() {
 		case q, ok := <-c.queue:
 			if !ok {
 				if len(items) > 0 {
-					c.send(items)
+					dispatch(items)
 				}
 				return
 			}

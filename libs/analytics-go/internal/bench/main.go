@@ -3,6 +3,9 @@
 // and acknowledged), and prints one JSON line {"calls","seconds","callsPerSecond"}.
 //
 //	go run ./internal/bench -endpoint http://127.0.0.1:8080 -writekey KEY -n 100000
+//
+// -flushat and -concurrency change the client's FlushAt and MaxConcurrentRequests from
+// their defaults.
 package main
 
 import (
@@ -28,11 +31,13 @@ func main() {
 	writeKey := flag.String("writekey", "", "the source's write key")
 	n := flag.Int("n", 10_000, "track calls to send")
 	flushAt := flag.Int("flushat", analytics.DefaultFlushAt, "calls per request")
+	concurrency := flag.Int("concurrency", analytics.DefaultMaxConcurrentRequests, "requests in flight at once")
 	flag.Parse()
 
 	client := analytics.New(*writeKey)
 	client.Endpoint = *endpoint
 	client.FlushAt = *flushAt
+	client.MaxConcurrentRequests = *concurrency
 	outcomes := &counter{}
 	client.Callback = outcomes
 	properties := map[string]interface{}{"total": 12.5, "currency": "EUR", "items": 3}
