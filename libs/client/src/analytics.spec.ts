@@ -260,6 +260,18 @@ describe(Analytics.name, () => {
     receiver = await new Receiver().start(); // for afterEach
   });
 
+  it('gives up on an attempt without an answer after timeoutMs, and retries it', async () => {
+    const analytics = client({ timeoutMs: 100, maxRetries: 1 });
+    receiver.respond = () => ({ status: 200, delayMs: 1_000 });
+    const started = Date.now();
+    analytics.track({ userId: 'u', event: 'E' });
+    await analytics.flush();
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(receiver.requests).toHaveLength(2);
+    expect(errors).toEqual([expect.objectContaining({ code: 'send_failed' })]);
+    expect(errors[0].message).toContain('network error');
+  });
+
   it('drains on close: every queued and in-flight call is sent, later calls throw', async () => {
     const analytics = client({ flushAt: 20, maxInFlightRequests: 2 });
     receiver.respond = (_request, n) =>

@@ -99,16 +99,13 @@ export class Analytics {
     this.flushUpTo = Math.max(this.flushUpTo, target);
     const release = this.timers.hold();
     try {
-      this.pump();
       for (;;) {
+        this.pump();
         // Calls leave the queue in order, so the requests carrying calls up to `target` are
-        // those whose first call is at most `target`.
+        // those whose first call is at most `target`. When none is in flight, none is queued
+        // either: `pump` starts a request for such a call whenever there is room.
         const pending = [...this.inFlight].filter((r) => r.firstSeq <= target);
-        if (pending.length === 0) {
-          if (this.queue.length === 0 || this.queue[0].seq > target) return;
-          this.pump();
-          continue;
-        }
+        if (pending.length === 0) return;
         await Promise.all(pending.map((r) => r.done));
       }
     } finally {
