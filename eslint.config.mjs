@@ -6,11 +6,10 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     ignores: [
-      'dist/',
+      '**/dist/',
       'node_modules/',
       '.local/',
       'coverage/',
-      'libs/analytics-go/',
       '*.config.{js,mjs}',
     ],
   },
