@@ -18,7 +18,14 @@ import type { Admin } from 'kafkajs';
 
 import { envReader, progress, removeStand, runBench } from './common.mts';
 import { createTopics, kafkaClient } from './kafka.mts';
-import { cpuSeconds, freePort, Supervisor, waitForHttp } from './processes.mts';
+import {
+  cpuSeconds,
+  freePort,
+  type Managed,
+  sleep,
+  Supervisor,
+  waitForHttp,
+} from './processes.mts';
 import { count, fixed, median, table } from './report.mts';
 
 const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
@@ -70,6 +77,8 @@ interface AdminSample {
   readonly identifies: number;
   readonly acked: number;
   readonly adminCores?: number;
+  /** Seconds of the commit spent reading and diffing, publishing, storing (from its log). */
+  readonly split: readonly number[];
 }
 
 class AudienceBench {
@@ -84,6 +93,8 @@ class AudienceBench {
   private url = '';
   private producer?: Producer;
   private tornDown?: Promise<void>;
+  private lastSplit: number[] = [];
+  private child?: Managed;
 
   async run(): Promise<string> {
     progress(`setting up (topic prefix ${this.prefix})`);
@@ -118,13 +129,19 @@ class AudienceBench {
           KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
           ADMIN_PORT: String(port),
           HTTP_HOST: '127.0.0.1',
-          LOG_LEVEL: 'warn',
+          LOG_LEVEL: 'log',
           ADMIN_TOKENS: this.token,
           SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
         },
       },
     );
     this.adminPid = child.pid;
+    this.child = child;
+    // The admin app logs how a commit's time split (read and diff, publish, store).
+    child.onLine((line) => {
+      const split = /read and diff (\d+) ms, publish (\d+) ms, store (\d+) ms/.exec(line);
+      if (split) this.lastSplit = split.slice(1).map((ms) => Number(ms) / 1000);
+    });
     this.url = `http://127.0.0.1:${port}/admin/v1`;
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, child, READY_TIMEOUT_MS);
     this.sourceId = (await this.call('POST', '/sources', { name: `bench ${this.prefix}` })).id;
@@ -144,6 +161,7 @@ class AudienceBench {
     });
     const path = `/sources/${this.sourceId}/audiences/${audience.id}`;
     const sync = await this.call('POST', `${path}/syncs`);
+    this.lastSplit = [];
     const ids = memberIds(round);
     const uploadStart = performance.now();
     for (let start = 0; start < ids.length; start += settings.pageMembers) {
@@ -169,7 +187,17 @@ class AudienceBench {
       `  admin: ${count(ids.length)} uploaded in ${uploadSeconds.toFixed(2)} s, committed in ` +
         `${commitSeconds.toFixed(2)} s (${count(committed.identifies / commitSeconds)} identifies/s)`,
     );
-    return { uploadSeconds, commitSeconds, identifies: committed.identifies, acked, adminCores };
+    // The log line may trail the answer by a moment.
+    for (let i = 0; i < 40 && this.lastSplit.length === 0; i += 1) await sleep(50);
+    const split = this.lastSplit;
+    return {
+      uploadSeconds,
+      commitSeconds,
+      identifies: committed.identifies,
+      acked,
+      adminCores,
+      split,
+    };
   }
 
   /** The BatchProducer alone, the same records (built beforehand), same chunks and acks. */
@@ -199,6 +227,7 @@ class AudienceBench {
         'round',
         'upload s',
         'commit s',
+        'read+diff / publish / store s',
         'identifies',
         'acked on topic',
         'identifies/s',
@@ -210,6 +239,7 @@ class AudienceBench {
         String(i + 1),
         fixed(s.uploadSeconds, 2),
         fixed(s.commitSeconds, 2),
+        s.split.length === 3 ? s.split.map((x) => x.toFixed(2)).join(' / ') : '?',
         count(s.identifies),
         count(s.acked),
         count(rates[i]),
@@ -232,7 +262,9 @@ class AudienceBench {
       `median commit time: ${fixed(median(admin.map((s) => s.commitSeconds)), 2)} s; median upload time: ${fixed(median(admin.map((s) => s.uploadSeconds)), 2)} s`,
       `identifies/s (commit, Kafka-acked): ${count(medianRate)}`,
       `reference, BatchProducer alone, same records: ${count(medianRaw)} records/s`,
-      `ratio identifies/s / BatchProducer records/s: ${fixed(medianRate / medianRaw, 2)}`,
+      `ratio identifies/s / BatchProducer records/s: ${fixed(medianRate / medianRaw, 2)} ` +
+        `(of the medians; median of the per-round ratios ${fixed(median(rates.map((r, i) => r / raw[i])), 2)})`,
+      `identifies/s of the publish step alone (commit minus database work), median: ${count(median(admin.filter((s) => s.split.length === 3).map((s) => s.identifies / s.split[1])))}`,
       'reference dispatcher-to-sink deliveries/s: pending (the dispatcher has no benchmark yet)',
       ...warnings,
     ].join('\n');
@@ -246,6 +278,11 @@ class AudienceBench {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+    }).catch((error: unknown) => {
+      // A dead admin app says why, rather than `fetch failed`.
+      if (this.child && !this.child.running) throw new Error(this.child.describeExit());
+      const cause = (error as { cause?: unknown }).cause;
+      throw new Error(`${method} ${path} failed: ${String(error)} (${String(cause)})`);
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);

@@ -206,6 +206,20 @@ describe('a computed trait', () => {
     ]);
     expect(second).toMatchObject({ memberCount: 4, joined: 1, changed: 1, left: 1 });
     await expect(newIdentifies(source, key, 4)).resolves.toEqual({ b: 'silver', d: null, e: 0 });
+
+    // The new values were stored: the same values again send nothing.
+    const third = await sync(path, [
+      {
+        members: [
+          { userId: 'e', value: 0 },
+          { userId: 'c', value: { tier: 1, tags: ['x'] } },
+          { userId: 'b', value: 'silver' },
+          { userId: 'a', value: 10 },
+        ],
+      },
+    ]);
+    expect(third).toMatchObject({ memberCount: 4, joined: 0, changed: 0, left: 0 });
+    await expect(newIdentifies(source, key, 7)).resolves.toEqual({});
   });
 });
 

@@ -1,0 +1,152 @@
+import { execFileSync } from 'node:child_process';
+
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import { loadAdminConfig } from '../../../apps/admin/src/config';
+import { startAdmin } from '../../../apps/admin/src/main';
+
+import { DispatcherHarness } from '../../helpers/dispatcher-harness';
+import { eventually, serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from '../../helpers/services';
+import { WebhookReceiver } from '../../helpers/webhook-receiver';
+
+/** A deletion request as GET answers it, the parts read here. */
+interface RequestView {
+  readonly totals: Record<'notifications' | 'delivered' | 'pending' | 'failed', number>;
+  readonly targets: { sourceId: string; delivered: number; pending: number; failed: number }[];
+}
+
+/** The signature an implementation independent of the project computes: openssl's. */
+function opensslHmacSha1(secret: string, body: Buffer): string {
+  const out = execFileSync('openssl', ['dgst', '-sha1', '-hmac', secret], { input: body });
+  return out.toString().trim().split('= ').pop() ?? '';
+}
+
+/**
+ * The whole path of a deletion request: admin API -> sluice.calls.v1 -> the real router ->
+ * the real dispatcher -> local webhook receivers (signatures checked with openssl) -> outcome
+ * records -> receipts on the request. Retry ladder 1 s, 2 s; window 8 s.
+ */
+describe('a deletion request through the dispatcher', () => {
+  const h = new DispatcherHarness();
+  const receivers: WebhookReceiver[] = [];
+  let admin: NestFastifyApplication;
+  let adminUrl: string;
+
+  beforeAll(async () => {
+    await h.start();
+    admin = await startAdmin(
+      loadAdminConfig({
+        KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
+        DATABASE_URL: h.db.url,
+        KAFKA_TOPIC_PREFIX: h.prefix,
+        KAFKA_TOPIC_PARTITIONS: '2',
+        HTTP_HOST: '127.0.0.1',
+        ADMIN_PORT: '0',
+        LOG_LEVEL: 'error',
+        ADMIN_TOKENS: TEST_ADMIN_TOKEN,
+        SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
+      }),
+    );
+    adminUrl = await admin.getUrl();
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.stop()));
+    await admin?.close();
+    await h.close();
+  });
+
+  async function api(method: string, path: string, body?: unknown): Promise<any> {
+    const res = await fetch(`${adminUrl}/admin/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  /** A source with an enabled destination (made through the admin API) posting to `sinks`. */
+  async function sourceFor(sinks: WebhookReceiver[], secret: string) {
+    const source = await api('POST', '/sources', { name: 'shop' });
+    const path = `/sources/${source.id}/destination`;
+    const destination = await api('POST', path, { name: 'hooks' });
+    for (const sink of sinks) await api('POST', `${path}/webhooks`, { url: sink.url() });
+    await api('PUT', `${path}/shared-secret`, { sharedSecret: secret });
+    await api('POST', `${path}/enable`);
+    await h.routerSees('the destination', (d) => d?.enabled === true, source.id);
+    await h.dispatcherSees(destination.id, (d) => d?.enabled === true);
+    return { sourceId: source.id as string, destinationId: destination.id as string };
+  }
+
+  async function receiver(): Promise<WebhookReceiver> {
+    const r = await new WebhookReceiver().start();
+    receivers.push(r);
+    return r;
+  }
+
+  it('reaches every webhook once per user with the exact signed body; receipts reach delivered, and failed for a failing endpoint', async () => {
+    const [a1, a2, b, failing] = await Promise.all([
+      receiver(),
+      receiver(),
+      receiver(),
+      receiver(),
+    ]);
+    failing.answer = () => ({ status: 500 });
+    const sourceA = await sourceFor([a1, a2], 'secret-a');
+    const sourceB = await sourceFor([b], 'secret-b');
+    const sourceF = await sourceFor([failing], 'secret-f');
+    const bare = await api('POST', '/sources', { name: 'no destination' });
+
+    const request = await api('POST', '/deletion-requests', {
+      userIds: ['user-1', 'user-2'],
+      sourceIds: [sourceA.sourceId, sourceB.sourceId, sourceF.sourceId, bare.id],
+    });
+    expect(request.totals).toEqual({ notifications: 6, delivered: 0, pending: 6, failed: 0 });
+    const bodies = ['user-1', 'user-2'].map((userId) =>
+      JSON.stringify({ type: 'delete', userId, timestamp: request.createdAt }),
+    );
+
+    // A failing endpoint shows pending while the dispatcher retries.
+    await failing.received(2);
+    const during: RequestView = await api('GET', `/deletion-requests/${request.id}`);
+    const target = (view: RequestView, sourceId: string) =>
+      view.targets.find((t) => t.sourceId === sourceId);
+    expect(target(during, sourceF.sourceId)).toMatchObject({ pending: 2, failed: 0 });
+
+    const receipts = await eventually(
+      async () => {
+        const view: RequestView = await api('GET', `/deletion-requests/${request.id}`);
+        return view.totals.delivered === 4 && view.totals.failed === 2 ? view : undefined;
+      },
+      30_000,
+      'receipts: 4 delivered, 2 failed',
+    );
+    expect(receipts.totals).toEqual({ notifications: 6, delivered: 4, pending: 0, failed: 2 });
+    expect(target(receipts, sourceA.sourceId)).toMatchObject({ delivered: 2, failed: 0 });
+    expect(target(receipts, sourceB.sourceId)).toMatchObject({ delivered: 2, failed: 0 });
+    expect(target(receipts, sourceF.sourceId)).toMatchObject({ delivered: 0, failed: 2 });
+    expect(target(receipts, bare.id)).toBeUndefined();
+
+    for (const [sink, secret] of [
+      [a1, 'secret-a'],
+      [a2, 'secret-a'],
+      [b, 'secret-b'],
+    ] as const) {
+      expect(sink.requests.map((r) => r.body.toString()).sort()).toEqual(bodies);
+      for (const r of sink.requests) {
+        expect(r.headers['x-signature']).toBe(opensslHmacSha1(secret, r.body));
+      }
+    }
+    // The failing endpoint got the same exact, signed bodies, more than once (retries).
+    expect(new Set(failing.requests.map((r) => r.body.toString()))).toEqual(new Set(bodies));
+    expect(failing.requests.length).toBeGreaterThan(2);
+    for (const r of failing.requests) {
+      expect(r.headers['x-signature']).toBe(opensslHmacSha1('secret-f', r.body));
+    }
+  }, 60_000);
+});
