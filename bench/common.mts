@@ -52,6 +52,8 @@ export interface StandResources {
   readonly supervisor: Supervisor;
   readonly databaseUrl: string;
   readonly sourceId?: string;
+  /** More source rows, for a stand with several sources. */
+  readonly sourceIds?: readonly string[];
   readonly admin?: Admin;
   /** Prefix of the stand's topics and consumer groups. */
   readonly prefix: string;
@@ -71,11 +73,12 @@ export async function removeStand(stand: StandResources): Promise<void> {
     }
   };
   await stand.supervisor.stopAll();
-  const { sourceId, admin } = stand;
-  if (sourceId) {
+  const { admin } = stand;
+  const sourceIds = [...(stand.sourceId ? [stand.sourceId] : []), ...(stand.sourceIds ?? [])];
+  if (sourceIds.length > 0) {
     await attempt('delete source', () =>
       withDatabase(stand.databaseUrl, (db) =>
-        db.query('DELETE FROM source WHERE id = $1', [sourceId]),
+        db.query('DELETE FROM source WHERE id = ANY($1::uuid[])', [sourceIds]),
       ),
     );
   }

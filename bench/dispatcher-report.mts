@@ -1,0 +1,213 @@
+/** Settings, samples and the printed report of the dispatcher benchmark (see bench/DISPATCHER.md). */
+import { cpus } from 'node:os';
+
+import { envReader } from './common.mts';
+import { count, fixed, median, table } from './report.mts';
+
+/** The goals of DESIGN.md section 8 and issue 5. */
+const GOAL = { rate: 0.6, cpu: 2.0, isolation: 0.9, idlePercent: 1 } as const;
+
+/** The benchmark's settings, from the environment (see bench/DISPATCHER.md). */
+export interface Settings {
+  readonly rounds: number;
+  /** Delivery records per run of (a) and (b), and requests per run of the bare loop. */
+  readonly deliveries: number;
+  /** Bytes of one delivery's body. */
+  readonly bodyBytes: number;
+  readonly users: number;
+  /** Share of (b)'s deliveries that go to the other destination, in percent. */
+  readonly otherPercent: number;
+  readonly partitions: number;
+  /** DISPATCHER_CONNECTIONS_PER_ORIGIN, also the bare loop's connections. */
+  readonly connections: number;
+  /** DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION, also the bare loop's requests in flight. */
+  readonly inFlight: number;
+  /** DISPATCHER_REQUEST_TIMEOUT_MS. */
+  readonly requestTimeoutMs: number;
+  /** DISPATCHER_RETRY_DELAYS. */
+  readonly retryDelays: string;
+  /** (c): records per retry tier, seconds to settle, seconds measured. */
+  readonly pausedPerTier: number;
+  readonly idleSettleSeconds: number;
+  readonly idleSeconds: number;
+  readonly brokers: string;
+  readonly databaseUrl: string;
+  /** Extra Node options for the dispatcher and the bare loop (e.g. `--cpu-prof`). */
+  readonly nodeArgs: readonly string[];
+}
+
+/** A rate measured between the 10% and the 90% marks of a run's requests at the sink. */
+export interface Sample {
+  readonly perSecond: number;
+  readonly seconds: number;
+  /** CPU of the process measured (the dispatcher or the bare loop), in cores. */
+  readonly processCores?: number;
+  readonly sinkCores?: number;
+  readonly machineCores?: number;
+  readonly cpuUsPerRequest?: number;
+}
+
+/** One side's runs, one sample per round. */
+export interface Series {
+  readonly label: string;
+  readonly samples: Sample[];
+}
+
+/** (c): the dispatcher's CPU while only paused retry partitions exist. */
+export interface IdleSample {
+  readonly seconds: number;
+  readonly processCores?: number;
+  readonly pausedRecords: number;
+  readonly tiers: number;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv): Settings {
+  const { number, required } = envReader(env, 'bench:dispatcher');
+  return {
+    rounds: number('BENCH_ROUNDS', 3, 1, 20),
+    deliveries: number('BENCH_DELIVERIES', 20_000, 1_000, 1_000_000),
+    bodyBytes: number('BENCH_BODY_BYTES', 700, 650, 16_384),
+    users: number('BENCH_USERS', 10_000, 1, 10_000_000),
+    otherPercent: number('BENCH_OTHER_PERCENT', 20, 1, 50),
+    partitions: number('KAFKA_TOPIC_PARTITIONS', 6, 1, 100),
+    connections: number('DISPATCHER_CONNECTIONS_PER_ORIGIN', 64, 1, 10_000),
+    inFlight: number('DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION', 64, 1, 10_000),
+    requestTimeoutMs: number('DISPATCHER_REQUEST_TIMEOUT_MS', 5_000, 100, 120_000),
+    retryDelays: env.DISPATCHER_RETRY_DELAYS || '10s,1m,5m,20m,1h',
+    pausedPerTier: number('BENCH_PAUSED_PER_TIER', 600, 1, 100_000),
+    idleSettleSeconds: number('BENCH_IDLE_SETTLE_SECONDS', 10, 0, 300),
+    idleSeconds: number('BENCH_IDLE_SECONDS', 20, 1, 600),
+    brokers: required('KAFKA_BROKERS'),
+    databaseUrl: required('DATABASE_URL'),
+    nodeArgs: (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  };
+}
+
+/** What the report is made of. */
+export interface ReportInput {
+  readonly settings: Settings;
+  readonly dispatcher: Series;
+  readonly bare: Series;
+  readonly healthy: Series;
+  readonly failing: Series;
+  /** (c) before the tiers were filled: nothing at all to consume (context, no goal). */
+  readonly empty: IdleSample;
+  readonly idle: IdleSample;
+  readonly signatures: { readonly checked: number; readonly bad: number };
+  readonly fillPerSecond: number;
+  readonly warnings: readonly string[];
+  readonly pollMs: number;
+}
+
+const value = (series: Series, field: keyof Sample = 'perSecond') =>
+  median(series.samples.map((x) => x[field] ?? NaN));
+
+function rows(series: readonly Series[]): string[][] {
+  return series.map((s) => [
+    s.label,
+    count(value(s)),
+    s.samples.map((x) => count(x.perSecond)).join(' '),
+    fixed(value(s, 'seconds'), 2),
+    fixed(value(s, 'processCores'), 2),
+    fixed(value(s, 'sinkCores'), 2),
+    fixed(value(s, 'machineCores'), 2),
+    fixed(value(s, 'cpuUsPerRequest'), 1),
+  ]);
+}
+
+function paired(a: Series, b: Series, field: keyof Sample): number[] {
+  return a.samples.map((x, i) => (x[field] ?? NaN) / (b.samples[i]?.[field] ?? NaN));
+}
+
+function ratioRow(label: string, ratio: number, goal: string, met: boolean, perRound: number[]) {
+  return [
+    label,
+    fixed(ratio, 2),
+    goal,
+    met ? 'meets goal' : 'MISSES GOAL',
+    perRound.map((r) => fixed(r, 2)).join(' '),
+  ];
+}
+
+/** The report: set-up, the measurements, the ratios against their goals, warnings. */
+export function dispatcherReport(input: ReportInput): string {
+  const { settings: s, dispatcher, bare, healthy, failing, idle, empty } = input;
+  const rate = value(dispatcher) / value(bare);
+  const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
+  const isolation = value(failing) / value(healthy);
+  const idlePercent = (idle.processCores ?? NaN) * 100;
+  const otherEvery = Math.round(100 / s.otherPercent);
+  return [
+    '',
+    `Sluice dispatcher benchmark: medians of ${s.rounds} interleaved rounds, ` +
+      `${count(s.deliveries)} deliveries per run`,
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, ` +
+      `${s.partitions} partitions per topic; pre-filled at ${count(input.fillPerSecond)} records/s`,
+    `deliveries: a ${s.bodyBytes}-byte track body, key destinationId:userKey (${count(s.users)} ` +
+      "users), the router's four headers; signed (HMAC-SHA1), one webhook per destination",
+    `dispatcher: ${s.connections} connections per origin, ${s.inFlight} in flight per ` +
+      `destination, request timeout ${s.requestTimeoutMs} ms, retry tiers ${s.retryDelays}; ` +
+      `bare undici loop: Pool with ${s.connections} connections, ${s.inFlight} requests in flight`,
+    'rate = requests the sink received between the 10% and the 90% marks of the run, divided ' +
+      `by that time (start-up excluded; the sink's counts read every ${input.pollMs} ms)`,
+    'cores = CPU seconds per second in that window (process = the dispatcher or the bare loop; ' +
+      `machine = everything, the kernel included; ${cpus().length} = all cores busy)`,
+    '',
+    table([
+      [
+        'measurement',
+        'median',
+        'rounds',
+        'seconds',
+        'cores: process',
+        'sink',
+        'machine',
+        'CPU µs/request',
+      ],
+      ...rows([dispatcher, bare, healthy, failing]),
+    ]),
+    `(b): every ${otherEvery}th delivery is for the other destination, whose webhook answers ` +
+      `200 (all healthy) or never (timeouts after ${s.requestTimeoutMs} ms); rate = healthy ` +
+      'destination only',
+    `(c): ${count(idle.pausedRecords)} records due in an hour on ${idle.tiers} retry tiers, ` +
+      `nothing on the main topic; dispatcher CPU over ${fixed(idle.seconds, 1)} s after ` +
+      `${s.idleSettleSeconds} s of settling: ${fixed(idlePercent, 2)}% of one core (the same ` +
+      `dispatcher with nothing at all to consume, before the tiers were filled: ` +
+      `${fixed((empty.processCores ?? NaN) * 100, 2)}%)`,
+    `signatures: ${input.signatures.checked} checked at the sink (1 request in 1000), ` +
+      `${input.signatures.bad} wrong`,
+    '',
+    table([
+      ['ratio (of medians)', 'value', 'goal', '', 'per round'],
+      ratioRow(
+        '(a) dispatcher deliveries/s ÷ bare undici requests/s',
+        rate,
+        `>= ${fixed(GOAL.rate, 2)}`,
+        rate >= GOAL.rate,
+        paired(dispatcher, bare, 'perSecond'),
+      ),
+      ratioRow(
+        '(a) dispatcher CPU/delivery ÷ bare CPU/request',
+        cpu,
+        `<= ${fixed(GOAL.cpu, 2)}`,
+        cpu <= GOAL.cpu,
+        paired(dispatcher, bare, 'cpuUsPerRequest'),
+      ),
+      ratioRow(
+        '(b) healthy deliveries/s with timeouts ÷ all healthy',
+        isolation,
+        `>= ${fixed(GOAL.isolation, 2)}`,
+        isolation >= GOAL.isolation,
+        paired(failing, healthy, 'perSecond'),
+      ),
+      [
+        '(c) dispatcher CPU, only paused retry partitions',
+        `${fixed(idlePercent, 2)}%`,
+        `< ${GOAL.idlePercent}%`,
+        idlePercent < GOAL.idlePercent ? 'meets goal' : 'MISSES GOAL',
+        '',
+      ],
+    ]),
+    ...input.warnings.map((w) => `warning: ${w}`),
+  ].join('\n');
+}

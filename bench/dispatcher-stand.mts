@@ -1,0 +1,246 @@
+/**
+ * What the dispatcher benchmark runs against: two sources, each with an enabled webhook
+ * destination sealed with a shared secret (the healthy one, and the other one whose webhook
+ * answers 200 or never), and three topic prefixes of the run's own, one per measurement:
+ * `a.` (deliveries for the healthy destination only), `b.` (a mix of both) and `c.` (nothing
+ * on the main topic, records due in an hour on every retry tier). {@link DispatcherStand.tearDown}
+ * removes all of it (safe to call twice and after a failure).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+import type { Admin, Kafka, Message } from 'kafkajs';
+
+import { removeStand, withDatabase } from './common.mts';
+import { createTopics, kafkaClient } from './kafka.mts';
+import type { Supervisor } from './processes.mts';
+import { callValue, HEADER, TOPIC } from './router-stand.mts';
+
+const require = createRequire(import.meta.url);
+/** The builds of libs/contracts and libs/signing (bench/run.sh builds first). */
+const { retryTopic, parseDelayLabel } = require('../dist/libs/contracts/src/index.js') as {
+  retryTopic: (delaySeconds: number) => string;
+  parseDelayLabel: (label: string) => number;
+};
+const { SecretBox } = require('../dist/libs/signing/src/index.js') as {
+  SecretBox: new (key: string) => { seal(plaintext: string): Buffer };
+};
+
+/** Records per produce request while pre-filling, and requests in flight. */
+const FILL_CHUNK = 2_000;
+const FILL_CONCURRENCY = 4;
+
+/** The three measurements' topic prefixes, under the stand's own. */
+export type Part = 'a' | 'b' | 'c';
+
+/** What the stand needs to know. */
+export interface DispatcherStandOptions {
+  readonly brokers: string;
+  readonly databaseUrl: string;
+  readonly partitions: number;
+  /** The dispatcher's DISPATCHER_RETRY_DELAYS: one tier topic per distinct delay. */
+  readonly retryDelays: string;
+  readonly bodyBytes: number;
+  readonly users: number;
+}
+
+/** One destination of the stand. */
+interface Target {
+  sourceId: string;
+  destinationId: string;
+}
+
+export class DispatcherStand {
+  /** Unique per run, so every topic and consumer group is fresh. */
+  readonly prefix = `bench.dispatcher.${Date.now().toString(36)}.`;
+  /** Given to the dispatcher as SECRETS_ENCRYPTION_KEY. */
+  readonly secretsKey = randomBytes(32).toString('base64');
+  /** The destinations' shared secret, in plaintext (the sink checks signatures with it). */
+  readonly secret = randomBytes(24).toString('hex');
+  readonly kafka: Kafka;
+  readonly healthy: Target = { sourceId: '', destinationId: '' };
+  readonly other: Target = { sourceId: '', destinationId: '' };
+  admin?: Admin;
+  private tornDown?: Promise<void>;
+
+  private readonly options: DispatcherStandOptions;
+  private readonly supervisor: Supervisor;
+
+  constructor(options: DispatcherStandOptions, supervisor: Supervisor) {
+    this.options = options;
+    this.supervisor = supervisor;
+    this.kafka = kafkaClient(options.brokers);
+  }
+
+  /** The dispatcher's KAFKA_TOPIC_PREFIX for one measurement. */
+  partPrefix(part: Part): string {
+    return `${this.prefix}${part}.`;
+  }
+
+  /** The retry tier topics of one measurement, ascending. */
+  tierTopics(part: Part): string[] {
+    const delays = [...new Set(this.options.retryDelays.split(',').map(parseDelayLabel))];
+    return delays.sort((x, y) => x - y).map((d) => `${this.partPrefix(part)}${retryTopic(d)}`);
+  }
+
+  mainTopic(part: Part): string {
+    return `${this.partPrefix(part)}${TOPIC.deliveries}`;
+  }
+
+  /** The dispatcher's consumer groups (apps/dispatcher/src/app.module.ts dispatcherGroupIds). */
+  groups(part: Part): { main: string; retries: string } {
+    const prefix = this.partPrefix(part);
+    return { main: `${prefix}sluice-dispatcher`, retries: `${prefix}sluice-dispatcher-retry` };
+  }
+
+  /** Creates the rows (webhooks at `healthyUrl` and `otherUrl`) and every topic. */
+  async setUp(healthyUrl: string, otherUrl: string): Promise<void> {
+    const sealed = new SecretBox(this.secretsKey).seal(this.secret);
+    await withDatabase(this.options.databaseUrl, async (database) => {
+      for (const [target, name, url] of [
+        [this.healthy, 'healthy', healthyUrl],
+        [this.other, 'other', otherUrl],
+      ] as const) {
+        const source = await database.query<{ id: string }>(
+          'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
+          [`bench ${this.prefix}${name}`, `bench-${randomBytes(16).toString('hex')}`],
+        );
+        target.sourceId = source.rows[0].id;
+        const destination = await database.query<{ id: string }>(
+          `WITH d AS (
+             INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
+             VALUES ($1, 'webhooks', $2, true, $3) RETURNING id
+           )
+           INSERT INTO webhook (destination_id, position, url)
+           SELECT id, 0, $4 FROM d RETURNING destination_id AS id`,
+          [target.sourceId, `bench ${name}`, sealed, url],
+        );
+        target.destinationId = destination.rows[0].id;
+      }
+    });
+    this.admin = this.kafka.admin();
+    await this.admin.connect();
+    const topics = (['a', 'b', 'c'] as const).flatMap((part) => [
+      ...Object.values(TOPIC).map((name) => `${this.partPrefix(part)}${name}`),
+      ...this.tierTopics(part),
+    ]);
+    await createTopics(this.admin, topics, this.options.partitions);
+  }
+
+  /** Points the other destination's webhook at `url` (the dispatcher reads it at start). */
+  async setOtherUrl(url: string): Promise<void> {
+    await withDatabase(this.options.databaseUrl, (database) =>
+      database.query('UPDATE webhook SET url = $1 WHERE destination_id = $2', [
+        url,
+        this.other.destinationId,
+      ]),
+    );
+  }
+
+  /**
+   * Pre-fills part `a` with `records` deliveries for the healthy destination and part `b`
+   * with as many, every `otherEvery`-th for the other one; returns records/s.
+   */
+  async fillMain(records: number, otherEvery: number): Promise<number> {
+    const started = performance.now();
+    await this.produce(this.mainTopic('a'), records, (i) => this.delivery(i, this.healthy));
+    await this.produce(this.mainTopic('b'), records, (i) =>
+      this.delivery(i, i % otherEvery === otherEvery - 1 ? this.other : this.healthy),
+    );
+    return (2 * records) / ((performance.now() - started) / 1000);
+  }
+
+  /** Puts `perTier` retries of the healthy destination, due in an hour, on every tier of part `c`. */
+  async fillPausedTiers(perTier: number): Promise<void> {
+    const now = Date.now();
+    for (const topic of this.tierTopics('c')) {
+      await this.produce(topic, perTier, (i) => {
+        const record = this.delivery(i, this.healthy);
+        const headers = record.headers as Record<string, string>;
+        headers[HEADER.attempt] = '2';
+        headers[HEADER.firstAttemptAt] = String(now);
+        headers[HEADER.dueAt] = String(now + 3_600_000);
+        headers[HEADER.reason] = 'http_5xx';
+        return record;
+      });
+    }
+  }
+
+  /** Records of `part`'s main topic (the sum of its partitions' end offsets). */
+  async recordsOn(topic: string): Promise<number> {
+    const offsets = await this.requireAdmin().fetchTopicOffsets(topic);
+    return offsets.reduce((sum, { high }) => sum + Number(high), 0);
+  }
+
+  /**
+   * Before a run (no dispatcher of `part` running): its main group starts from the first
+   * record, its retry group after the last one (retries an earlier run left are skipped).
+   */
+  async resetGroups(part: Part): Promise<void> {
+    const admin = this.requireAdmin();
+    const { main, retries } = this.groups(part);
+    await admin.resetOffsets({ groupId: main, topic: this.mainTopic(part), earliest: true });
+    for (const topic of this.tierTopics(part)) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      await admin.setOffsets({
+        groupId: retries,
+        topic,
+        partitions: ends.map(({ partition, high }) => ({ partition, offset: high })),
+      });
+    }
+  }
+
+  /** Stops the processes, deletes the sources (destinations and webhooks go with them), the topics and groups. */
+  tearDown(): Promise<void> {
+    this.tornDown ??= removeStand({
+      supervisor: this.supervisor,
+      databaseUrl: this.options.databaseUrl,
+      sourceIds: [this.healthy.sourceId, this.other.sourceId].filter(Boolean),
+      admin: this.admin,
+      prefix: this.prefix,
+    });
+    return this.tornDown;
+  }
+
+  /** One delivery record exactly as the router produces it (call-record.ts `deliveryRecord`). */
+  delivery(i: number, target: Target): Message {
+    const userKey = `user-${String(i % this.options.users).padStart(7, '0')}`;
+    const messageId = randomUUID();
+    return {
+      key: `${target.destinationId}:${userKey}`,
+      value: callValue(userKey, messageId, this.options.bodyBytes),
+      headers: {
+        [HEADER.sourceId]: target.sourceId,
+        [HEADER.callType]: 'track',
+        [HEADER.destinationId]: target.destinationId,
+        [HEADER.messageId]: messageId,
+      },
+    };
+  }
+
+  /** Produces `records` records made by `make`, FILL_CONCURRENCY requests at a time. */
+  private async produce(topic: string, records: number, make: (i: number) => Message) {
+    const producer = this.kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    try {
+      let next = 0;
+      const worker = async () => {
+        while (next < records) {
+          const from = next;
+          next = Math.min(records, next + FILL_CHUNK);
+          const messages: Message[] = [];
+          for (let i = from; i < next; i += 1) messages.push(make(i));
+          await producer.sendBatch({ acks: -1, topicMessages: [{ topic, messages }] });
+        }
+      };
+      await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
+    } finally {
+      await producer.disconnect();
+    }
+  }
+
+  private requireAdmin(): Admin {
+    if (!this.admin) throw new Error('the stand is not set up');
+    return this.admin;
+  }
+}

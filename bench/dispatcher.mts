@@ -1,0 +1,337 @@
+/**
+ * The dispatcher benchmark (DESIGN.md section 8, issue 5): (a) signed deliveries/s from a
+ * pre-filled `sluice.deliveries.v1` to a local 200 sink divided by a bare undici
+ * `Pool.request` loop posting the same bytes to the same sink, and CPU per delivery against
+ * that loop's CPU per request; (b) the healthy destination's deliveries/s while another
+ * destination times out on every request, divided by the all-healthy run; (c) the
+ * dispatcher's CPU while only paused retry partitions exist. A/B runs interleaved, medians.
+ *
+ * Run through `npm run bench:dispatcher` (bench/run.sh builds, starts the services,
+ * migrates). Settings are described in bench/DISPATCHER.md.
+ */
+import { createHmac } from 'node:crypto';
+
+import { progress, runBench } from './common.mts';
+import type { BareSpec } from './dispatcher-bare.mts';
+import {
+  dispatcherReport,
+  type IdleSample,
+  readSettings,
+  type Sample,
+  type Series,
+  type Settings,
+} from './dispatcher-report.mts';
+import type { SinkCounts } from './dispatcher-sink.mts';
+import { DispatcherStand, type Part } from './dispatcher-stand.mts';
+import {
+  cpuSeconds,
+  firstJsonLine,
+  freePort,
+  machineBusySeconds,
+  type Managed,
+  sleep,
+  Supervisor,
+  waitForHttp,
+} from './processes.mts';
+import { count, fixed } from './report.mts';
+
+const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
+const SINK = 'bench/dispatcher-sink.mts';
+const BARE_LOOP = 'bench/dispatcher-bare.mts';
+/** How often the sink's counts are read while a run is measured. */
+const POLL_MS = 20;
+/** Longest wait for a run's first 10% (process start-up and group join included). */
+const START_TIMEOUT_MS = 90_000;
+/** Longest wait, after the 90% mark, for the rest of a run's requests. */
+const FINISH_TIMEOUT_MS = 60_000;
+/** The healthy destination's webhook path, also the bare loop's; the other one's. */
+const HEALTHY_PATH = '/healthy';
+const OTHER_PATH = '/other';
+
+interface Mark {
+  readonly at: number;
+  readonly count: number;
+  readonly process?: number;
+  readonly sink?: number;
+  readonly machine?: number;
+}
+
+type Side = 'dispatcher' | 'bare' | 'healthy' | 'failing';
+
+class DispatcherBench {
+  readonly supervisor = new Supervisor();
+  readonly stand: DispatcherStand;
+  private readonly settings: Settings;
+  private readonly warnings: string[] = [];
+  private sink?: Managed;
+  private okOrigin = '';
+  private hangOrigin = '';
+  private otherUrl = '';
+  /** The HTTP port of the dispatcher started last. */
+  private port = 0;
+  private runs = 0;
+
+  constructor(settings: Settings) {
+    this.settings = settings;
+    this.stand = new DispatcherStand(settings, this.supervisor);
+  }
+
+  /** Sets up, measures, and returns the report (the caller tears down). */
+  async run(): Promise<string> {
+    const s = this.settings;
+    await this.startSink();
+    progress(`setting up (topic prefix ${this.stand.prefix})`);
+    this.otherUrl = `${this.okOrigin}${OTHER_PATH}`;
+    await this.stand.setUp(`${this.okOrigin}${HEALTHY_PATH}`, this.otherUrl);
+    progress(`pre-filling 2 x ${count(s.deliveries)} deliveries`);
+    const otherEvery = Math.round(100 / s.otherPercent);
+    const fillPerSecond = await this.stand.fillMain(s.deliveries, otherEvery);
+    const empty = await this.measureIdle('nothing to consume', 0);
+    await this.stand.fillPausedTiers(s.pausedPerTier);
+    const series = (label: string): Series => ({ label, samples: [] });
+    const all: Record<Side, Series> = {
+      dispatcher: series('(a) dispatcher deliveries/s'),
+      bare: series('(a) bare undici loop requests/s'),
+      healthy: series('(b) healthy dest., other healthy'),
+      failing: series('(b) healthy dest., other times out'),
+    };
+    for (let round = 1; round <= s.rounds; round += 1) {
+      progress(`round ${round}/${s.rounds}`);
+      // Swapping places every round keeps a drift of the shared machine from favouring a side.
+      const odd = round % 2 === 1;
+      const order: Side[] = odd
+        ? ['dispatcher', 'bare', 'healthy', 'failing']
+        : ['bare', 'dispatcher', 'failing', 'healthy'];
+      for (const side of order) all[side].samples.push(await this.measure(side));
+    }
+    const idle = await this.measureIdle('only paused retry partitions', s.pausedPerTier);
+    const { badSignatures, checked } = await this.counts();
+    if (checked === 0 || badSignatures > 0) {
+      this.warnings.push(
+        `${badSignatures} of ${checked} signatures checked at the sink were wrong`,
+      );
+    }
+    return dispatcherReport({
+      settings: s,
+      ...all,
+      idle,
+      empty,
+      signatures: { checked, bad: badSignatures },
+      fillPerSecond,
+      warnings: this.warnings,
+      pollMs: POLL_MS,
+    });
+  }
+
+  private async startSink(): Promise<void> {
+    const sink = this.supervisor.spawn(
+      'sink',
+      process.execPath,
+      [SINK, JSON.stringify({ secret: this.stand.secret })],
+      {},
+    );
+    this.sink = sink;
+    const { okPort, hangPort } = (await firstJsonLine(sink, 10_000)) as {
+      okPort: number;
+      hangPort: number;
+    };
+    this.okOrigin = `http://127.0.0.1:${okPort}`;
+    this.hangOrigin = `http://127.0.0.1:${hangPort}`;
+  }
+
+  /** One run of one side: the sink's healthy requests counted from 10% to 90%. */
+  private async measure(side: Side): Promise<Sample> {
+    this.runs += 1;
+    const s = this.settings;
+    const part: Part = side === 'dispatcher' ? 'a' : 'b';
+    const expected =
+      side === 'dispatcher' || side === 'bare'
+        ? s.deliveries
+        : s.deliveries - Math.floor(s.deliveries / Math.round(100 / s.otherPercent));
+    await fetch(`${this.okOrigin}/__reset`, { method: 'POST' });
+    let child: Managed;
+    if (side === 'bare') {
+      child = this.startBare();
+    } else {
+      await this.stand.setOtherUrl(
+        side === 'failing' ? `${this.hangOrigin}${OTHER_PATH}` : this.otherUrl,
+      );
+      await this.retrying(() => this.stand.resetGroups(part));
+      child = await this.startDispatcher(part);
+    }
+    try {
+      const sample = await this.window(child, expected);
+      progress(
+        `  ${side}: ${count(sample.perSecond)}/s over ${sample.seconds.toFixed(2)} s, ` +
+          `${fixed(sample.processCores ?? NaN, 2)} cores, ` +
+          `${fixed(sample.cpuUsPerRequest ?? NaN, 1)} µs CPU/request`,
+      );
+      return sample;
+    } finally {
+      await this.supervisor.stop(child);
+    }
+  }
+
+  /** Marks the polls that first see 10% and 90% of `expected`, then waits for all of it. */
+  private async window(child: Managed, expected: number): Promise<Sample> {
+    const low = Math.ceil(expected * 0.1);
+    const high = Math.floor(expected * 0.9);
+    let deadline = Date.now() + START_TIMEOUT_MS;
+    let first: Mark | undefined;
+    let last: Mark | undefined;
+    for (;;) {
+      if (!child.running) throw new Error(child.describeExit());
+      const received = (await this.counts()).counts[HEALTHY_PATH] ?? 0;
+      if (!first && received >= low) first = this.mark(child, received);
+      if (first && !last && received >= high) {
+        last = this.mark(child, received);
+        deadline = Date.now() + FINISH_TIMEOUT_MS;
+      }
+      if (received >= expected) break;
+      if (Date.now() > deadline) {
+        if (!last) throw new Error(`${child.name}: ${count(received)} of ${count(expected)} sent`);
+        this.warnings.push(
+          `${child.name} run ${this.runs}: ${count(received)} of ${count(expected)} received`,
+        );
+        break;
+      }
+      await sleep(POLL_MS);
+    }
+    return sample(first!, last!);
+  }
+
+  private mark(child: Managed, received: number): Mark {
+    return {
+      at: performance.now(),
+      count: received,
+      process: cpuSeconds(child.pid),
+      sink: cpuSeconds(this.sink?.pid),
+      machine: machineBusySeconds(),
+    };
+  }
+
+  private async counts(): Promise<SinkCounts> {
+    const response = await fetch(`${this.okOrigin}/__count`);
+    return (await response.json()) as SinkCounts;
+  }
+
+  /**
+   * (c): the dispatcher of part `c` (nothing on its main topic; `perTier` records due in an
+   * hour on each tier), settled, then measured. Part `c`'s groups are never reset: nothing
+   * is consumed, so they start from the first record.
+   */
+  private async measureIdle(what: string, perTier: number): Promise<IdleSample> {
+    const s = this.settings;
+    progress(`(c) ${what}: settling ${s.idleSettleSeconds} s`);
+    await fetch(`${this.okOrigin}/__reset`, { method: 'POST' });
+    const child = await this.startDispatcher('c');
+    try {
+      await waitForHttp(`http://127.0.0.1:${this.port}/health/ready`, child, START_TIMEOUT_MS);
+      await sleep(s.idleSettleSeconds * 1000);
+      progress(`(c) measuring ${s.idleSeconds} s`);
+      const from = this.mark(child, 0);
+      await sleep(s.idleSeconds * 1000);
+      const to = this.mark(child, 0);
+      if (!child.running) throw new Error(child.describeExit());
+      const sent = Object.values((await this.counts()).counts).reduce((a, b) => a + b, 0);
+      if (sent > 0) this.warnings.push(`(c): ${sent} requests reached the sink; none should`);
+      const seconds = (to.at - from.at) / 1000;
+      const tiers = this.stand.tierTopics('c').length;
+      return {
+        seconds,
+        processCores:
+          from.process === undefined || to.process === undefined
+            ? undefined
+            : (to.process - from.process) / seconds,
+        pausedRecords: perTier * tiers,
+        tiers,
+      };
+    } finally {
+      await this.supervisor.stop(child);
+    }
+  }
+
+  private async startDispatcher(part: Part): Promise<Managed> {
+    const s = this.settings;
+    this.port = await freePort();
+    return this.supervisor.spawn(
+      `dispatcher (${part})`,
+      process.execPath,
+      ['--disable-warning=TimeoutNegativeWarning', ...s.nodeArgs, DISPATCHER_MAIN],
+      {
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: s.brokers,
+          DATABASE_URL: s.databaseUrl,
+          KAFKA_TOPIC_PREFIX: this.stand.partPrefix(part),
+          KAFKA_TOPIC_PARTITIONS: String(s.partitions),
+          DISPATCHER_PORT: String(this.port),
+          DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8',
+          DISPATCHER_CONNECTIONS_PER_ORIGIN: String(s.connections),
+          DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: String(s.inFlight),
+          DISPATCHER_REQUEST_TIMEOUT_MS: String(s.requestTimeoutMs),
+          DISPATCHER_RETRY_DELAYS: s.retryDelays,
+          SECRETS_ENCRYPTION_KEY: this.stand.secretsKey,
+          HTTP_HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+        },
+      },
+    );
+  }
+
+  private startBare(): Managed {
+    const s = this.settings;
+    // The same bytes and headers the dispatcher sends: record 0 of part a, signed once here.
+    const body = Buffer.from(this.stand.delivery(0, this.stand.healthy).value as string);
+    const spec: BareSpec = {
+      origin: this.okOrigin,
+      path: HEALTHY_PATH,
+      body: body.toString('utf8'),
+      headers: {
+        'user-agent': 'Sluice/1.0',
+        'content-type': 'application/json',
+        'x-signature': createHmac('sha1', this.stand.secret).update(body).digest('hex'),
+      },
+      connections: s.connections,
+      concurrency: s.inFlight,
+      requests: s.deliveries,
+    };
+    return this.supervisor.spawn(
+      'bare undici loop',
+      process.execPath,
+      [...s.nodeArgs, BARE_LOOP, JSON.stringify(spec)],
+      {},
+    );
+  }
+
+  /** Group offsets can be set only once the stopped dispatcher has left its groups. */
+  private async retrying(step: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await step();
+      } catch (error) {
+        if (attempt >= 40) throw error;
+        await sleep(250);
+      }
+    }
+  }
+}
+
+function sample(first: Mark, last: Mark): Sample {
+  const seconds = (last.at - first.at) / 1000;
+  const requests = last.count - first.count;
+  const cores = (from?: number, to?: number) =>
+    from === undefined || to === undefined || seconds <= 0 ? undefined : (to - from) / seconds;
+  const processCores = cores(first.process, last.process);
+  return {
+    perSecond: requests / seconds,
+    seconds,
+    processCores,
+    sinkCores: cores(first.sink, last.sink),
+    machineCores: cores(first.machine, last.machine),
+    cpuUsPerRequest:
+      processCores === undefined ? undefined : ((processCores * seconds) / requests) * 1e6,
+  };
+}
+
+runBench(new DispatcherBench(readSettings(process.env)));
