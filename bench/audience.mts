@@ -5,13 +5,17 @@
  * membership stored), and identifies/s. The reference, measured in the same run with rounds
  * interleaved: the project's BatchProducer alone sending the same 100,000 records (built by
  * the same function, same size, same chunks and acks) to a topic of the same partitions.
- * The dispatcher-to-sink reference is added once the dispatcher has its own benchmark.
+ * The second reference, once the rounds are done: the identifies they published are routed
+ * (router child process, not timed) and then delivered by the dispatcher (child process) to
+ * a local sink answering 200: its deliveries/s over the first BENCH_MEMBERS deliveries.
  *
  * Run through `npm run bench:audience` (bench/run.sh builds, starts the services, migrates).
  * Settings: BENCH_MEMBERS (100000), BENCH_PAGE_MEMBERS (10000), BENCH_ROUNDS (3),
  * KAFKA_TOPIC_PARTITIONS (6).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 
 import type { Admin } from 'kafkajs';
@@ -29,6 +33,10 @@ import {
 import { count, fixed, median, table } from './report.mts';
 
 const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
+const ROUTER_MAIN = 'dist/apps/router/src/main.js';
+const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
+/** Longest wait for the router to route, or the dispatcher to deliver, the reference's records. */
+const DRAIN_TIMEOUT_MS = 600_000;
 const READY_TIMEOUT_MS = 90_000;
 /** The raw reference's logical topic (the run's prefix is added, as for the calls topic). */
 const RAW_TOPIC = 'bench.audience-raw.v1';
@@ -81,6 +89,11 @@ interface AdminSample {
   readonly split: readonly number[];
 }
 
+interface DispatcherSample {
+  readonly perSecond: number;
+  readonly cores?: number;
+}
+
 class AudienceBench {
   readonly supervisor = new Supervisor();
   readonly prefix = `bench.audience.${Date.now().toString(36)}.`;
@@ -95,6 +108,10 @@ class AudienceBench {
   private tornDown?: Promise<void>;
   private lastSplit: number[] = [];
   private child?: Managed;
+  private readonly secretsKey = randomBytes(32).toString('base64');
+  private sink?: Server;
+  private sinkCount = 0;
+  private sinkFirstAt = 0;
 
   async run(): Promise<string> {
     progress(`setting up (topic prefix ${this.prefix})`);
@@ -108,7 +125,98 @@ class AudienceBench {
       admin.push(await this.measureAdmin(round));
       if (adminFirst) raw.push(await this.measureRaw());
     }
-    return this.report(admin, raw);
+    const dispatcher = await this.measureDispatcher(settings.rounds * settings.members);
+    return this.report(admin, raw, dispatcher);
+  }
+
+  /** A local webhook endpoint answering 200, counting POSTs. */
+  private async startSink(): Promise<void> {
+    const sink = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        if (this.sinkCount === 0) this.sinkFirstAt = performance.now();
+        this.sinkCount += 1;
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    this.sink = sink;
+  }
+
+  /**
+   * Routes what the rounds published (router not timed), then times the dispatcher from its
+   * first request at the sink to the `settings.members`-th.
+   */
+  private async measureDispatcher(published: number): Promise<DispatcherSample> {
+    progress(`dispatcher reference: routing ${count(published)} identifies first (not timed)`);
+    const router = await this.startApp('router', ROUTER_MAIN, 'ROUTER_PORT', {});
+    await this.until(
+      async () => (await this.recordsOn(`${this.prefix}sluice.deliveries.v1`)) >= published,
+      router,
+    );
+    await this.supervisor.stop(router);
+    progress('dispatcher reference: delivering to a local sink');
+    const dispatcher = await this.startApp('dispatcher', DISPATCHER_MAIN, 'DISPATCHER_PORT', {
+      DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8',
+      SECRETS_ENCRYPTION_KEY: this.secretsKey,
+    });
+    await this.until(() => Promise.resolve(this.sinkCount > 0), dispatcher);
+    const cpuBefore = cpuSeconds(dispatcher.pid);
+    const start = this.sinkFirstAt;
+    const startCount = this.sinkCount;
+    await this.until(() => Promise.resolve(this.sinkCount >= settings.members), dispatcher);
+    const seconds = (performance.now() - start) / 1000;
+    const cpuAfter = cpuSeconds(dispatcher.pid);
+    await this.supervisor.stop(dispatcher);
+    const perSecond = (settings.members - 1) / seconds;
+    const cores =
+      cpuBefore === undefined || cpuAfter === undefined
+        ? undefined
+        : (cpuAfter - cpuBefore) / ((performance.now() - start) / 1000);
+    progress(
+      `  dispatcher to sink: ${count(perSecond)} deliveries/s (from delivery ${startCount})`,
+    );
+    return { perSecond, cores };
+  }
+
+  private async startApp(
+    name: string,
+    main: string,
+    portVariable: string,
+    extra: { readonly [name: string]: string },
+  ): Promise<Managed> {
+    const port = await freePort();
+    const child = this.supervisor.spawn(
+      name,
+      process.execPath,
+      ['--disable-warning=TimeoutNegativeWarning', main],
+      {
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: settings.brokers,
+          DATABASE_URL: settings.databaseUrl,
+          KAFKA_TOPIC_PREFIX: this.prefix,
+          KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
+          [portVariable]: String(port),
+          HTTP_HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          ...extra,
+        },
+      },
+    );
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, child, READY_TIMEOUT_MS);
+    return child;
+  }
+
+  /** Polls `done` until true; fails when `child` died or after DRAIN_TIMEOUT_MS. */
+  private async until(done: () => Promise<boolean>, child: Managed): Promise<void> {
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    while (!(await done())) {
+      if (!child.running) throw new Error(child.describeExit());
+      if (Date.now() > deadline)
+        throw new Error(`${child.name}: no progress within ${DRAIN_TIMEOUT_MS} ms`);
+      await sleep(20);
+    }
   }
 
   private async setUp(): Promise<void> {
@@ -131,7 +239,7 @@ class AudienceBench {
           HTTP_HOST: '127.0.0.1',
           LOG_LEVEL: 'log',
           ADMIN_TOKENS: this.token,
-          SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+          SECRETS_ENCRYPTION_KEY: this.secretsKey,
         },
       },
     );
@@ -145,6 +253,15 @@ class AudienceBench {
     this.url = `http://127.0.0.1:${port}/admin/v1`;
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, child, READY_TIMEOUT_MS);
     this.sourceId = (await this.call('POST', '/sources', { name: `bench ${this.prefix}` })).id;
+    await this.startSink();
+    // The identifies are routed to this destination only for the dispatcher reference.
+    const destination = `/sources/${this.sourceId}/destination`;
+    await this.call('POST', destination, { name: 'bench sink' });
+    const sinkPort = (this.sink?.address() as AddressInfo).port;
+    await this.call('POST', `${destination}/webhooks`, {
+      url: `http://127.0.0.1:${sinkPort}/hook`,
+    });
+    await this.call('POST', `${destination}/enable`);
     const connection = new built.KafkaConnection({
       brokers: settings.brokers.split(','),
       clientId: 'sluice-bench-raw',
@@ -220,7 +337,11 @@ class AudienceBench {
     return perSecond;
   }
 
-  private report(admin: readonly AdminSample[], raw: readonly number[]): string {
+  private report(
+    admin: readonly AdminSample[],
+    raw: readonly number[],
+    dispatcher: DispatcherSample,
+  ): string {
     const rates = admin.map((s) => s.identifies / s.commitSeconds);
     const rows = [
       [
@@ -265,7 +386,8 @@ class AudienceBench {
       `ratio identifies/s / BatchProducer records/s: ${fixed(medianRate / medianRaw, 2)} ` +
         `(of the medians; median of the per-round ratios ${fixed(median(rates.map((r, i) => r / raw[i])), 2)})`,
       `identifies/s of the publish step alone (commit minus database work), median: ${count(median(admin.filter((s) => s.split.length === 3).map((s) => s.identifies / s.split[1])))}`,
-      'reference dispatcher-to-sink deliveries/s: pending (the dispatcher has no benchmark yet)',
+      `reference, dispatcher to a local sink (200 answers, same identifies, after the rounds): ${count(dispatcher.perSecond)} deliveries/s, ${fixed(dispatcher.cores ?? NaN, 2)} dispatcher cores`,
+      `ratio identifies/s / dispatcher-to-sink deliveries/s: ${fixed(medianRate / dispatcher.perSecond, 2)}`,
       ...warnings,
     ].join('\n');
   }
@@ -296,6 +418,8 @@ class AudienceBench {
 
   private async removeAll(): Promise<void> {
     await this.producer?.disconnect().catch(() => undefined);
+    this.sink?.closeAllConnections();
+    this.sink?.close();
     await removeStand({
       supervisor: this.supervisor,
       databaseUrl: settings.databaseUrl,
