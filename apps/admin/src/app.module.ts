@@ -29,7 +29,11 @@ export class AppModule {
   static forRoot(config: AdminConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [RuntimeModule.forRoot(config)],
+      imports: [
+        RuntimeModule.forRoot(config, {
+          producer: { sendTimeoutMs: config.admin.produceTimeoutMs },
+        }),
+      ],
       controllers: [
         SourcesController,
         DestinationsController,

@@ -21,6 +21,15 @@ class AdminEnv extends BaseEnv {
     message: 'SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 (openssl rand -base64 32)',
   })
   SECRETS_ENCRYPTION_KEY!: string;
+
+  /**
+   * Longest wait for Kafka to acknowledge a send of delete notifications or sync identifies,
+   * in milliseconds; the request then answers 503 and commits nothing.
+   */
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  ADMIN_PRODUCE_TIMEOUT_MS: number = 30_000;
 }
 
 /** The admin app's typed, frozen configuration. */
@@ -28,6 +37,8 @@ export interface AdminConfig extends CommonConfig {
   readonly admin: {
     readonly tokens: readonly string[];
     readonly secretsKey: string;
+    /** Longest wait for Kafka's acknowledgement of one send, in milliseconds. */
+    readonly produceTimeoutMs: number;
   };
 }
 
@@ -36,6 +47,10 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
   const vars = readEnv(AdminEnv, env);
   return deepFreeze({
     ...commonConfig('admin', vars, vars.ADMIN_PORT),
-    admin: { tokens: vars.ADMIN_TOKENS.split(','), secretsKey: vars.SECRETS_ENCRYPTION_KEY },
+    admin: {
+      tokens: vars.ADMIN_TOKENS.split(','),
+      secretsKey: vars.SECRETS_ENCRYPTION_KEY,
+      produceTimeoutMs: vars.ADMIN_PRODUCE_TIMEOUT_MS,
+    },
   });
 }
