@@ -223,6 +223,29 @@ describe('a computed trait', () => {
   });
 });
 
+describe('the OpenAPI document and the metrics', () => {
+  it('describe the paged sync and count syncs and their sizes', async () => {
+    const doc = (await (await fetch(`${h.adminUrl}/admin/v1/openapi.json`)).json()) as {
+      info: { description: string };
+      paths: Record<string, unknown>;
+    };
+    expect(doc.info.description).toContain('Syncs are paged');
+    for (const kind of ['audiences', 'computed-traits']) {
+      const base = `/admin/v1/sources/{sourceId}/${kind}/{audienceId}/syncs/{syncId}`;
+      expect(Object.keys(doc.paths)).toEqual(
+        expect.arrayContaining([`${base}/members`, `${base}/commit`]),
+      );
+    }
+    expect(Object.keys(doc.paths)).toContain('/admin/v1/deletion-requests/{requestId}');
+    const text = await (await fetch(`${h.adminUrl}/metrics`)).text();
+    expect(text).toMatch(/sluice_admin_syncs_total\{[^}]*kind="audience"[^}]*\} [1-9]/);
+    expect(text).toMatch(/sluice_admin_sync_members_count\{[^}]*kind="computed_trait"/);
+    expect(text).toMatch(
+      /sluice_admin_sync_identifies_published_total\{[^}]*change="joined"[^}]*\} [1-9]/,
+    );
+  });
+});
+
 describe('bad input', () => {
   let source: PipelineSource;
   let audiencePath: string;

@@ -217,6 +217,23 @@ describe('receipts', () => {
     });
   });
 
+  it('are counted in the metrics', async () => {
+    const text = await (await fetch(`${h.adminUrl}/metrics`)).text();
+    const value = (line: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(line))
+          ?.split(' ')
+          .pop(),
+      );
+    expect(value('sluice_admin_deletion_requests_total')).toBeGreaterThanOrEqual(4);
+    expect(value('sluice_admin_delete_notifications_published_total')).toBeGreaterThanOrEqual(11);
+    expect(
+      value('sluice_admin_delivery_outcomes_total{result="delivered",effect="recorded"'),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
   it('are listed with every request', async () => {
     const list = await h.api('GET', '/deletion-requests');
     expect(list.status).toBe(200);

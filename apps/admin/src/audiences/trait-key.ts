@@ -29,10 +29,11 @@ export const MAX_TRAIT_KEY_LENGTH = 200;
  * The trait key of an audience or computed trait name: its snake_case form.
  *
  * 1. Diacritics are stripped (NFKD, then combining marks dropped: `Café` -> `cafe`,
- *    `ﬁ` -> `fi`), and the Latin letters NFKD keeps whole are spelled out (`ß` -> `ss`).
+ *    `ﬁ` -> `fi`).
  * 2. Apostrophes vanish inside words (`Men's` -> `mens`).
  * 3. Word boundaries inside camelCase and acronyms become separators (`firstTime` ->
- *    `first_time`, `VIPCustomers` -> `vip_customers`, `Top10Fans` -> `top10_fans`).
+ *    `first_time`, `VIPCustomers` -> `vip_customers`, `Top10Fans` -> `top10_fans`); then the
+ *    Latin letters NFKD keeps whole are spelled out (`ß` -> `ss`, `Æ` -> `ae`, `ł` -> `l`).
  * 4. Lower case; every run of anything but `a-z` and `0-9` (spaces, punctuation, symbols,
  *    letters of other scripts) becomes one `_`, trimmed at both ends.
  * 5. A key that would start with a digit gets a leading `_` (`30 Day Buyers` ->

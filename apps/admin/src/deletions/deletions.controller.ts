@@ -20,8 +20,10 @@ export class DeletionsController {
     description:
       'Publishes one `delete` notification per user and affected source (the named sources, ' +
       'or all; only enabled sources with an enabled webhook destination are affected) and ' +
-      'answers once Kafka acknowledged them all (503 `kafka_unavailable` otherwise, and ' +
-      'nothing is stored). The webhook body is exactly ' +
+      'answers once Kafka acknowledged them all. Otherwise 503 `kafka_unavailable` and the ' +
+      'request is not stored; some notifications may still reach the endpoints (a send that ' +
+      'timed out can complete later), so sending the request again may notify twice, never ' +
+      'less. The webhook body is exactly ' +
       '`{"type":"delete","userId":…,"timestamp":<the request\'s creation time>}`.',
   })
   create(@Body() dto: CreateDeletionRequestDto) {
