@@ -4,7 +4,7 @@ export * from './kafka.connection';
 export * from './kafka.module';
 export * from './kafka.options';
 export * from './kafka.transport';
-export * from './partition-batch';
+export * from './partition-pipeline';
 export * from './records';
 export * from './semaphore';
 export * from './topic.admin';

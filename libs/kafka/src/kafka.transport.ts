@@ -4,7 +4,7 @@ import { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
 
 import { KafkaConnection } from './kafka.connection';
-import { processPartitionBatch } from './partition-batch';
+import { PartitionPipeline } from './partition-pipeline';
 import { IncomingRecord, normalizeHeaders } from './records';
 
 /** Options of the {@link KafkaTransport}. */
@@ -56,8 +56,16 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly now: () => number;
   private consumer?: Consumer;
   private closing = false;
+  /** The subscribed topics, prefixed. */
+  private subscribed: string[] = [];
   /** Resume timers by `topic:partition`. */
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
+  /** The pipelines of the current assignment by `topic:partition`; a rebalance starts anew. */
+  private pipelines = new Map<string, PartitionPipeline>();
+  /** Every pipeline that may still have records in flight, for a draining close. */
+  private readonly live = new Set<PartitionPipeline>();
+  /** Bumped by every rebalance: an older pipeline no longer pauses or rewinds its partition. */
+  private generation = 0;
 
   constructor(private readonly options: KafkaTransportOptions) {
     super();
@@ -78,8 +86,13 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.closing = true;
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
-    // disconnect() waits for the batches in flight, whose finished prefixes are committed.
-    await this.consumer?.disconnect();
+    const consumer = this.consumer;
+    if (consumer) {
+      // Fetch nothing more; let the records in flight finish and their offsets be committed.
+      consumer.pause(this.subscribed.map((topic) => ({ topic })));
+      await Promise.all([...this.live].map((pipeline) => pipeline.drain()));
+      await consumer.disconnect();
+    }
     this.consumer = undefined;
   }
 
@@ -99,6 +112,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     if (missing.length > 0)
       throw new Error(`KafkaTransport has no handler for ${missing.join(', ')}`);
     const topics = patterns.map((pattern) => connection.topic(pattern));
+    this.subscribed = topics;
     if (topics.length === 0) throw new Error('KafkaTransport has no @EventPattern handlers');
     const consumer = connection.client().consumer({
       groupId: this.options.groupId,
@@ -112,7 +126,13 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.consumer = consumer;
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
-    consumer.on(consumer.events.GROUP_JOIN, () => this.resumeAll());
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      this.generation += 1;
+      // The old assignment's pipelines finish what they hold in the background.
+      for (const old of this.pipelines.values()) void old.drain().then(() => this.live.delete(old));
+      this.pipelines = new Map();
+      this.resumeAll();
+    });
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true });
     await consumer.run({
@@ -126,42 +146,66 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
 
   private async handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
-    const consumer = this.consumer;
     const logical = this.options.connection.logicalTopic(batch.topic);
     const handler = logical === undefined ? null : this.getHandlerByPattern(logical);
     if (logical !== undefined && this.options.topics && !this.options.topics.includes(logical))
       return;
-    if (!consumer || logical === undefined || !handler) return;
+    if (!this.consumer || logical === undefined || !handler || this.closing) return;
+    const pipeline = this.pipeline(batch.topic, batch.partition, async (record) => {
+      const result: unknown = await handler(record, new RecordContext([record]));
+      await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+    });
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
-    const outcome = await processPartitionBatch(
+    const last = await pipeline.admit(
       records,
-      async (record) => {
-        const result: unknown = await handler(record, new RecordContext([record]));
-        await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
-      },
+      () => payload.isRunning() && !payload.isStale() && !this.closing,
+      () => payload.heartbeat(),
+    );
+    // Fetching goes on after the last record admitted, while earlier ones are still in flight.
+    if (last !== undefined) payload.resolveOffset(last);
+  }
+
+  /** The pipeline of a partition in the current assignment, made on its first batch. */
+  private pipeline(
+    topic: string,
+    partition: number,
+    handle: (record: IncomingRecord) => Promise<void>,
+  ): PartitionPipeline {
+    const key = `${topic}:${partition}`;
+    const existing = this.pipelines.get(key);
+    if (existing) return existing;
+    const generation = this.generation;
+    const current = (): boolean => generation === this.generation && !this.closing;
+    const pipeline = new PartitionPipeline(
+      handle,
       {
         maxInFlight: this.options.maxInFlightPerPartition,
         dueAt: (record) => this.dueAt(record),
         now: this.now,
-        onProgress: () => payload.heartbeat(),
+        failureBackoffMs: this.options.failureBackoffMs,
+      },
+      {
+        commit: async (offset) => {
+          await this.consumer?.commitOffsets([{ topic, partition, offset }]);
+        },
+        rewind: (offset, resumeAt) => {
+          if (current()) this.pauseUntil(topic, partition, offset, resumeAt);
+        },
+        failed: (offset, error) => {
+          this.log.error(
+            `handler failed on ${topic}[${partition}]@${offset}; retrying in ${this.options.failureBackoffMs} ms: ${describe(error)}`,
+          );
+          // Nothing more is fetched until the records in flight finish and it rewinds.
+          if (current()) this.consumer?.pause([{ topic, partitions: [partition] }]);
+        },
+        commitFailed: (error) => {
+          this.log.warn(`commit on ${topic}[${partition}] refused: ${describe(error)}`);
+        },
       },
     );
-    const { topic, partition } = batch;
-    if (outcome.lastFinished !== null) {
-      payload.resolveOffset(outcome.lastFinished);
-      const next = (BigInt(outcome.lastFinished) + 1n).toString();
-      await consumer.commitOffsets([{ topic, partition, offset: next }]);
-    }
-    const stop = outcome.stop;
-    if (!stop) return;
-    if (stop.kind === 'failed') {
-      this.log.error(
-        `handler failed on ${topic}[${partition}]@${stop.offset}; retrying in ${this.options.failureBackoffMs} ms: ${describe(stop.error)}`,
-      );
-    }
-    const resumeAt =
-      stop.kind === 'not-due' ? stop.dueAt : this.now() + this.options.failureBackoffMs;
-    this.pauseUntil(topic, partition, stop.offset, resumeAt);
+    this.pipelines.set(key, pipeline);
+    this.live.add(pipeline);
+    return pipeline;
   }
 
   /** Pauses a partition, rewinds it to `offset`, and resumes it at `resumeAt`. */

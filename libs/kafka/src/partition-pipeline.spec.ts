@@ -1,0 +1,171 @@
+import { PartitionPipeline, PipelineControl } from './partition-pipeline';
+import { IncomingRecord } from './records';
+
+function record(offset: number, key?: string, dueAt?: number): IncomingRecord {
+  return {
+    topic: 't',
+    partition: 0,
+    offset: String(offset),
+    key: key === undefined ? null : Buffer.from(key),
+    value: Buffer.from('v'),
+    headers: dueAt === undefined ? {} : { due: Buffer.from(String(dueAt)) },
+    timestamp: 0,
+  };
+}
+
+/** A handler whose calls finish when the test says so. */
+class Gates {
+  readonly started: string[] = [];
+  private readonly waiting = new Map<string, { resolve: () => void; reject: (e: Error) => void }>();
+
+  readonly handle = (r: IncomingRecord): Promise<void> => {
+    this.started.push(r.offset);
+    return new Promise((resolve, reject) => this.waiting.set(r.offset, { resolve, reject }));
+  };
+
+  finish(offset: number): void {
+    this.waiting.get(String(offset))!.resolve();
+  }
+
+  fail(offset: number): void {
+    this.waiting.get(String(offset))!.reject(new Error(`boom ${offset}`));
+  }
+}
+
+class Control implements PipelineControl {
+  readonly commits: string[] = [];
+  readonly rewinds: { offset: string; resumeAt: number }[] = [];
+  readonly failures: string[] = [];
+  commit(next: string): Promise<void> {
+    this.commits.push(next);
+    return Promise.resolve();
+  }
+  rewind(offset: string, resumeAt: number): void {
+    this.rewinds.push({ offset, resumeAt });
+  }
+  failed(offset: string): void {
+    this.failures.push(offset);
+  }
+  commitFailed(): void {}
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function pipeline(gates: Gates, control: Control, maxInFlight = 10, now = 1_000) {
+  return new PartitionPipeline(
+    gates.handle,
+    {
+      maxInFlight,
+      dueAt: (r) => (r.headers.due ? Number(r.headers.due.toString()) : undefined),
+      now: () => now,
+      failureBackoffMs: 500,
+    },
+    control,
+  );
+}
+
+const always = (): boolean => true;
+const beat = (): Promise<void> => Promise.resolve();
+
+describe('PartitionPipeline', () => {
+  it('admits across batches while a slow record is in flight, and commits only the finished prefix', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    expect(await p.admit([record(0, 'slow'), record(1, 'a')], always, beat)).toBe('1');
+    // The next batch is admitted although offset 0 has not finished.
+    expect(await p.admit([record(2, 'b')], always, beat)).toBe('2');
+    expect(gates.started).toEqual(['0', '1', '2']);
+    gates.finish(1);
+    gates.finish(2);
+    await tick();
+    expect(control.commits).toEqual([]);
+    gates.finish(0);
+    await tick();
+    expect(control.commits).toEqual(['3']);
+  });
+
+  it('runs records of one key in order, others at once', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always, beat);
+    await tick();
+    expect(gates.started).toEqual(['0', '2']);
+    gates.finish(0);
+    await tick();
+    expect(gates.started).toEqual(['0', '2', '1']);
+  });
+
+  it('waits for a free slot when maxInFlight records are unfinished', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control, 2);
+    const admitted = p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always, beat);
+    await tick();
+    expect(gates.started).toEqual(['0', '1']);
+    gates.finish(1);
+    expect(await admitted).toBe('2');
+    expect(gates.started).toEqual(['0', '1', '2']);
+  });
+
+  it('rewinds to a record not yet due and admits nothing after it', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control, 10, 1_000);
+    const last = await p.admit(
+      [record(0, 'a'), record(1, 'b', 5_000), record(2, 'c')],
+      always,
+      beat,
+    );
+    expect(last).toBe('0');
+    expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 5_000 }]);
+    expect(gates.started).toEqual(['0']);
+  });
+
+  it('after a failure, stops admitting, lets the records in flight finish, commits before it, then rewinds to it', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    await p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always, beat);
+    gates.fail(1);
+    await tick();
+    expect(control.failures).toEqual(['1']);
+    expect(await p.admit([record(3, 'd')], always, beat)).toBeUndefined();
+    expect(control.rewinds).toEqual([]);
+    gates.finish(0);
+    gates.finish(2);
+    await tick();
+    expect(control.commits).toEqual(['1']);
+    expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 1_500 }]);
+    // Fetched again from the failed record: it and what follows are admitted anew.
+    expect(await p.admit([record(1, 'b'), record(2, 'c')], always, beat)).toBe('2');
+    expect(gates.started).toEqual(['0', '1', '2', '1', '2']);
+  });
+
+  it('skips records of a batch that were already admitted', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    await p.admit([record(0, 'a'), record(1, 'b')], always, beat);
+    expect(await p.admit([record(1, 'b'), record(2, 'c')], always, beat)).toBe('2');
+    expect(gates.started).toEqual(['0', '1', '2']);
+  });
+
+  it('stops admitting when the consumer stops running, and drain waits for what is in flight', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    let running = true;
+    await p.admit([record(0, 'a')], () => running, beat);
+    running = false;
+    expect(await p.admit([record(1, 'b')], () => running, beat)).toBeUndefined();
+    let drained = false;
+    const draining = p.drain().then(() => (drained = true));
+    await tick();
+    expect(drained).toBe(false);
+    gates.finish(0);
+    await draining;
+    expect(control.commits).toEqual(['1']);
+  });
+});

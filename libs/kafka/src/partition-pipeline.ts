@@ -1,0 +1,169 @@
+import { IncomingRecord } from './records';
+import { Semaphore } from './semaphore';
+
+/** What a pipeline asks of the consumer that feeds it. */
+export interface PipelineControl {
+  /** Commits `nextOffset` (the next record to consume) for the partition. */
+  commit(nextOffset: string): Promise<void>;
+  /** Stops fetching the partition, rewinds it to `offset`, and fetches again at `resumeAt`. */
+  rewind(offset: string, resumeAt: number): void;
+  /** A handler threw on the record at `offset`; the pipeline rewinds to it after a back-off. */
+  failed(offset: string, error: unknown): void;
+  /** A commit was refused; the next one covers its offsets. */
+  commitFailed(error: unknown): void;
+}
+
+/** How a partition's records are handled. */
+export interface PipelineOptions {
+  /** Most records scheduled and not finished at once (records of one key wait in line). */
+  readonly maxInFlight: number;
+  /** When a record may be handled (epoch ms), or undefined when at once. */
+  readonly dueAt: (record: IncomingRecord) => number | undefined;
+  readonly now: () => number;
+  /** Pause after a handler threw, before its record is handled again. */
+  readonly failureBackoffMs: number;
+}
+
+/**
+ * One partition's records, handled with bounded concurrency across fetches: a record is
+ * admitted as soon as a slot is free, whatever batch it came in, so one slow record holds
+ * one slot, never the partition. Records that share a key run in order. Only the finished
+ * prefix is committed (at least once), as it advances. A record not yet due rewinds the
+ * partition to it until it is; a handler that throws stops admission, and once the records
+ * in flight have finished the partition is rewound to the failed record after a back-off.
+ */
+export class PartitionPipeline {
+  private readonly slots: Semaphore;
+  private readonly lanes = new Map<string, Promise<void>>();
+  /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
+  private readonly pending: { offset: bigint; done: boolean }[] = [];
+  private lastAdmitted: bigint | undefined;
+  private committed: bigint | undefined;
+  private committing: Promise<void> | undefined;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private failure: bigint | undefined;
+  /** Called as records finish, to keep the consumer's group membership alive while admitting. */
+  private heartbeat: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly handle: (record: IncomingRecord) => Promise<void>,
+    private readonly options: PipelineOptions,
+    private readonly control: PipelineControl,
+  ) {
+    this.slots = new Semaphore(options.maxInFlight);
+  }
+
+  /**
+   * Admits a fetched batch's records in order, waiting for free slots. Stops at a record not
+   * yet due (rewinding to it), after a failure, or when `running` turns false.
+   * @returns the offset of the last record admitted, from which fetching may continue
+   */
+  async admit(
+    records: readonly IncomingRecord[],
+    running: () => boolean,
+    heartbeat: () => Promise<void>,
+  ): Promise<string | undefined> {
+    this.heartbeat = heartbeat;
+    let last: string | undefined;
+    try {
+      for (const record of records) {
+        const offset = BigInt(record.offset);
+        // A batch fetched again after a rewind may start with records already admitted.
+        if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
+        if (this.failure !== undefined || !running()) break;
+        const dueAt = this.options.dueAt(record);
+        if (dueAt !== undefined && dueAt > this.options.now()) {
+          this.control.rewind(record.offset, dueAt);
+          break;
+        }
+        await this.slots.acquire();
+        if (this.failure !== undefined || !running()) {
+          this.slots.release();
+          break;
+        }
+        this.start(record, offset);
+        last = record.offset;
+      }
+    } finally {
+      this.heartbeat = undefined;
+    }
+    return last;
+  }
+
+  /** Resolves once no record is in flight and the finished prefix is committed. */
+  async drain(): Promise<void> {
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.committing;
+  }
+
+  private start(record: IncomingRecord, offset: bigint): void {
+    const entry = { offset, done: false };
+    this.pending.push(entry);
+    this.lastAdmitted = offset;
+    this.inFlight += 1;
+    const run = async (): Promise<void> => {
+      try {
+        // A failure earlier in the partition stops the records after it, also in this lane.
+        if (this.failure !== undefined && offset > this.failure) return;
+        await this.handle(record);
+        entry.done = true;
+      } catch (error) {
+        if (this.failure === undefined || offset < this.failure) this.failure = offset;
+        this.control.failed(record.offset, error);
+      } finally {
+        this.slots.release();
+        this.finished();
+      }
+    };
+    const lane = record.key ? record.key.toString('latin1') : undefined;
+    if (lane === undefined) {
+      void run();
+      return;
+    }
+    const task = (this.lanes.get(lane) ?? Promise.resolve()).then(run);
+    this.lanes.set(lane, task);
+    void task.then(() => {
+      if (this.lanes.get(lane) === task) this.lanes.delete(lane);
+    });
+  }
+
+  /** After each record: commit what is finished, heartbeat, and recover from a failure. */
+  private finished(): void {
+    this.inFlight -= 1;
+    this.advance();
+    void this.heartbeat?.().catch(() => undefined);
+    if (this.inFlight > 0) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.failure !== undefined) this.recover(this.failure);
+  }
+
+  /** Commits the finished prefix, one commit at a time; a later one covers what is new. */
+  private advance(): void {
+    let through: bigint | undefined;
+    while (this.pending.length > 0 && this.pending[0].done) through = this.pending.shift()!.offset;
+    if (through !== undefined) this.commitThrough(through + 1n);
+  }
+
+  private commitThrough(next: bigint): void {
+    if (this.committed !== undefined && next <= this.committed) return;
+    this.committed = next;
+    const previous = this.committing ?? Promise.resolve();
+    const commit = previous
+      .then(() => this.control.commit(next.toString()))
+      .catch((error: unknown) => this.control.commitFailed(error));
+    this.committing = commit;
+    void commit.then(() => {
+      if (this.committing === commit) this.committing = undefined;
+    });
+  }
+
+  /** Everything in flight has finished: rewind to the failed record, admit again from it. */
+  private recover(failedAt: bigint): void {
+    this.pending.length = 0;
+    this.lanes.clear();
+    this.lastAdmitted = failedAt - 1n;
+    this.failure = undefined;
+    this.control.rewind(failedAt.toString(), this.options.now() + this.options.failureBackoffMs);
+  }
+}
