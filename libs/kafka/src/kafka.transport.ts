@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { BaseRpcContext, CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
 
 import { KafkaConnection } from './kafka.connection';
 import { PartitionPipeline } from './partition-pipeline';
@@ -153,7 +153,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     if (!this.consumer || logical === undefined || !handler || this.closing) return;
     const pipeline = this.pipeline(batch.topic, batch.partition, async (record) => {
       const result: unknown = await handler(record, new RecordContext([record]));
-      await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+      // Async handlers are done here; only a handler answering an Observable is waited on.
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
     });
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
     const last = await pipeline.admit(

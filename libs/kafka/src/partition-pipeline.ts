@@ -38,7 +38,9 @@ export class PartitionPipeline {
   /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
   private readonly pending: { offset: bigint; done: boolean }[] = [];
   private lastAdmitted: bigint | undefined;
-  private committed: bigint | undefined;
+  /** The offset the finished prefix reaches, and the one last sent to Kafka. */
+  private wanted: bigint | undefined;
+  private sent: bigint | undefined;
   private committing: Promise<void> | undefined;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -138,7 +140,7 @@ export class PartitionPipeline {
     if (this.failure !== undefined) this.recover(this.failure);
   }
 
-  /** Commits the finished prefix, one commit at a time; a later one covers what is new. */
+  /** Commits the finished prefix; while a commit is on its way, later offsets gather. */
   private advance(): void {
     let through: bigint | undefined;
     while (this.pending.length > 0 && this.pending[0].done) through = this.pending.shift()!.offset;
@@ -146,16 +148,26 @@ export class PartitionPipeline {
   }
 
   private commitThrough(next: bigint): void {
-    if (this.committed !== undefined && next <= this.committed) return;
-    this.committed = next;
-    const previous = this.committing ?? Promise.resolve();
-    const commit = previous
-      .then(() => this.control.commit(next.toString()))
-      .catch((error: unknown) => this.control.commitFailed(error));
-    this.committing = commit;
-    void commit.then(() => {
-      if (this.committing === commit) this.committing = undefined;
-    });
+    if (this.wanted !== undefined && next <= this.wanted) return;
+    this.wanted = next;
+    this.committing ??= this.commitLoop();
+  }
+
+  /** Commits the latest finished prefix until it stops moving: one request at a time. */
+  private async commitLoop(): Promise<void> {
+    try {
+      while (this.wanted !== undefined && this.wanted !== this.sent) {
+        const target = this.wanted;
+        try {
+          await this.control.commit(target.toString());
+        } catch (error) {
+          this.control.commitFailed(error);
+        }
+        this.sent = target;
+      }
+    } finally {
+      this.committing = undefined;
+    }
   }
 
   /** Everything in flight has finished: rewind to the failed record, admit again from it. */
