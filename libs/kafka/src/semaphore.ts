@@ -10,6 +10,13 @@ export class Semaphore {
     return this.inUse >= this.size;
   }
 
+  /** Takes a slot if one is free, without waiting. */
+  tryAcquire(): boolean {
+    if (this.inUse >= this.size) return false;
+    this.inUse += 1;
+    return true;
+  }
+
   acquire(): Promise<void> {
     if (this.inUse < this.size) {
       this.inUse += 1;

@@ -3,8 +3,9 @@ import { Semaphore } from '@app/kafka';
 /**
  * Per-destination isolation: a bound on the deliveries in flight for each destination, and a
  * count of its consecutive retryable failures. A destination with `failingAfter` of them in a
- * row is failing: its new deliveries leave the main topic at once for the first retry tier
- * (where attempts go on) instead of holding a main-topic partition, until an attempt succeeds.
+ * row is failing. The main topic never waits for a failing destination, nor for one already at
+ * its bound: such deliveries leave for the first retry tier (where attempts go on, waiting for
+ * slots) instead of holding a main-topic partition.
  */
 export class DestinationGate {
   private readonly slots = new Map<string, Semaphore>();
@@ -21,12 +22,21 @@ export class DestinationGate {
 
   /** Waits for one of the destination's slots. */
   async acquire(destinationId: string): Promise<void> {
+    await this.slotsOf(destinationId).acquire();
+  }
+
+  /** Takes one of the destination's slots if one is free, without waiting. */
+  tryAcquire(destinationId: string): boolean {
+    return this.slotsOf(destinationId).tryAcquire();
+  }
+
+  private slotsOf(destinationId: string): Semaphore {
     let slots = this.slots.get(destinationId);
     if (!slots) {
       slots = new Semaphore(this.perDestination);
       this.slots.set(destinationId, slots);
     }
-    await slots.acquire();
+    return slots;
   }
 
   release(destinationId: string): void {

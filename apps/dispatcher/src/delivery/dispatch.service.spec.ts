@@ -617,11 +617,26 @@ describe(DispatchService.name, () => {
       };
     }
 
-    it("holds a destination's deliveries past its bound until one finishes", async () => {
+    it("sends a main-topic delivery past its destination's bound to the first tier at once", async () => {
       const release = holdSlowUrl();
       const dispatch = service({ maxInFlight: 8, maxInFlightPerDestination: 1 });
       const first = dispatch.dispatch(delivery(), 'main');
-      const second = dispatch.dispatch(delivery(), 'main');
+      await settle();
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(client.urls()).toEqual([SLOW_URL]);
+      const [busy] = producer.sent;
+      expect(busy.topic).toBe(retryTopic(10));
+      expect(busy.headers?.[HEADER.reason]).toBe('destination_busy');
+      expect(busy.headers?.[HEADER.attempt]).toBe('1');
+      release();
+      await expect(first).resolves.toBe('delivered');
+    });
+
+    it("holds a retry tier's deliveries past the destination's bound until one finishes", async () => {
+      const release = holdSlowUrl();
+      const dispatch = service({ maxInFlight: 8, maxInFlightPerDestination: 1 });
+      const first = dispatch.dispatch(delivery(), 'retry');
+      const second = dispatch.dispatch(delivery(), 'retry');
       await settle();
       expect(client.urls()).toEqual([SLOW_URL]);
       release();

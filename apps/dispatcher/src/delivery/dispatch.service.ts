@@ -112,16 +112,22 @@ export class DispatchService {
         lastAttemptAt: this.now(),
       });
     }
-    if (path === 'main' && this.gate.isFailing(destination.id))
-      return this.leaveMainTopic(record, facts);
+    // The main topic never waits on one destination: a failing one, or one already at its
+    // bound, has the delivery leave for the first retry tier. The tiers wait for a slot.
+    if (path === 'main') {
+      if (this.gate.isFailing(destination.id)) {
+        return this.leaveMainTopic(record, facts, 'destination_failing');
+      }
+      if (!this.gate.tryAcquire(destination.id)) {
+        return this.leaveMainTopic(record, facts, 'destination_busy');
+      }
+    } else {
+      await this.gate.acquire(destination.id);
+    }
     // The destination's slot first: deliveries queued behind a slow destination must not
     // hold slots of the process-wide bound that other destinations need.
-    await this.gate.acquire(destination.id);
     await this.slots.acquire();
     try {
-      // Checked again: the destination may have been found failing while this one waited.
-      if (path === 'main' && this.gate.isFailing(destination.id))
-        return await this.leaveMainTopic(record, facts);
       return await this.attempt(record, facts, body, destination, webhooks, path);
     } finally {
       this.slots.release();
@@ -198,8 +204,12 @@ export class DispatchService {
     );
   }
 
-  /** A failing destination's delivery goes to the first tier without an attempt on the main topic. */
-  private leaveMainTopic(record: IncomingRecord, facts: DeliveryFacts): Promise<DispatchResult> {
+  /** A delivery goes to the first tier without an attempt on the main topic. */
+  private leaveMainTopic(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    reason: 'destination_failing' | 'destination_busy',
+  ): Promise<DispatchResult> {
     const now = this.now();
     const delaySeconds = this.options.retryDelaysSeconds[0];
     return this.retry(
@@ -209,7 +219,7 @@ export class DispatchService {
         firstAttemptAt: facts.firstAttemptAt ?? now,
         dueAt: now + delaySeconds * 1000,
         webhookIds: facts.webhookIds,
-        reason: 'destination_failing',
+        reason,
         lastStatus: undefined,
       }),
       delaySeconds,
