@@ -57,6 +57,7 @@ export class AppModule {
       maxInFlight: dispatcher.maxInFlight,
       maxInFlightPerDestination: dispatcher.maxInFlightPerDestination,
       failingAfter: dispatcher.failingAfter,
+      destinationWaitMs: dispatcher.destinationWaitMs,
       secrets: new SecretBox(dispatcher.secretsKey),
     };
     return {

@@ -46,6 +46,16 @@ class DispatcherEnv extends BaseEnv {
   @Max(10_000)
   DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: number = 64;
 
+  /**
+   * Longest a delivery of the main topic waits for a slot of its destination (at its
+   * in-flight bound); then it leaves for the first retry tier, so a slow destination never
+   * holds the main topic's partitions.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  DISPATCHER_DESTINATION_WAIT_MS: number = 500;
+
   /** Connections kept to one origin (scheme, host, port). */
   @IsInt()
   @Min(1)
@@ -98,6 +108,7 @@ export interface DispatcherConfig extends CommonConfig {
     readonly requestTimeoutMs: number;
     readonly maxInFlight: number;
     readonly maxInFlightPerDestination: number;
+    readonly destinationWaitMs: number;
     readonly connectionsPerOrigin: number;
     readonly failingAfter: number;
     readonly partitionsConcurrently: number;
@@ -120,6 +131,7 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
       requestTimeoutMs: vars.DISPATCHER_REQUEST_TIMEOUT_MS,
       maxInFlight: vars.DISPATCHER_MAX_IN_FLIGHT,
       maxInFlightPerDestination: vars.DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION,
+      destinationWaitMs: vars.DISPATCHER_DESTINATION_WAIT_MS,
       connectionsPerOrigin: vars.DISPATCHER_CONNECTIONS_PER_ORIGIN,
       failingAfter: vars.DISPATCHER_FAILING_AFTER,
       partitionsConcurrently: vars.DISPATCHER_PARTITIONS_CONCURRENTLY,

@@ -17,6 +17,23 @@ export class Semaphore {
     return true;
   }
 
+  /** Takes a slot, waiting at most `ms` for one; false when none came in time. */
+  acquireWithin(ms: number): Promise<boolean> {
+    if (this.tryAcquire()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = (): void => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        resolve(false);
+      }, ms);
+      this.waiters.push(waiter);
+    });
+  }
+
   acquire(): Promise<void> {
     if (this.inUse < this.size) {
       this.inUse += 1;

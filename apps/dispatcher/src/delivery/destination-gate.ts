@@ -3,9 +3,9 @@ import { Semaphore } from '@app/kafka';
 /**
  * Per-destination isolation: a bound on the deliveries in flight for each destination, and a
  * count of its consecutive retryable failures. A destination with `failingAfter` of them in a
- * row is failing. The main topic never waits for a failing destination, nor for one already at
- * its bound: such deliveries leave for the first retry tier (where attempts go on, waiting for
- * slots) instead of holding a main-topic partition.
+ * row is failing. The main topic never waits for a failing destination, and only briefly for
+ * one at its bound: such deliveries leave for the first retry tier (where attempts go on,
+ * waiting for slots) instead of holding a main-topic partition.
  */
 export class DestinationGate {
   private readonly slots = new Map<string, Semaphore>();
@@ -25,9 +25,9 @@ export class DestinationGate {
     await this.slotsOf(destinationId).acquire();
   }
 
-  /** Takes one of the destination's slots if one is free, without waiting. */
-  tryAcquire(destinationId: string): boolean {
-    return this.slotsOf(destinationId).tryAcquire();
+  /** Takes one of the destination's slots, waiting at most `ms`; false when none came in time. */
+  acquireWithin(destinationId: string, ms: number): Promise<boolean> {
+    return this.slotsOf(destinationId).acquireWithin(ms);
   }
 
   private slotsOf(destinationId: string): Semaphore {

@@ -180,6 +180,7 @@ describe(DispatchService.name, () => {
       retryWindowMs: WINDOW_MS,
       maxInFlight: 16,
       maxInFlightPerDestination: 4,
+      destinationWaitMs: 50,
       failingAfter: 2,
       secrets: box,
       now: () => now,
@@ -617,9 +618,13 @@ describe(DispatchService.name, () => {
       };
     }
 
-    it("sends a main-topic delivery past its destination's bound to the first tier at once", async () => {
+    it("sends a main-topic delivery still past its destination's bound after the wait to the first tier", async () => {
       const release = holdSlowUrl();
-      const dispatch = service({ maxInFlight: 8, maxInFlightPerDestination: 1 });
+      const dispatch = service({
+        maxInFlight: 8,
+        maxInFlightPerDestination: 1,
+        destinationWaitMs: 50,
+      });
       const first = dispatch.dispatch(delivery(), 'main');
       await settle();
       await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
@@ -630,6 +635,23 @@ describe(DispatchService.name, () => {
       expect(busy.headers?.[HEADER.attempt]).toBe('1');
       release();
       await expect(first).resolves.toBe('delivered');
+    });
+
+    it('lets a main-topic delivery take a slot freed within the wait', async () => {
+      const release = holdSlowUrl();
+      const dispatch = service({
+        maxInFlight: 8,
+        maxInFlightPerDestination: 1,
+        destinationWaitMs: 5_000,
+      });
+      const first = dispatch.dispatch(delivery(), 'main');
+      const second = dispatch.dispatch(delivery(), 'main');
+      await settle();
+      expect(client.urls()).toEqual([SLOW_URL]);
+      release();
+      await expect(first).resolves.toBe('delivered');
+      await expect(second).resolves.toBe('delivered');
+      expect(producer.sent).toEqual([]);
     });
 
     it("holds a retry tier's deliveries past the destination's bound until one finishes", async () => {

@@ -26,6 +26,8 @@ export interface DispatchOptions {
   readonly maxInFlight: number;
   readonly maxInFlightPerDestination: number;
   readonly failingAfter: number;
+  /** Longest a main-topic delivery waits for a slot of its destination. */
+  readonly destinationWaitMs: number;
   readonly secrets: SecretBox;
   readonly now?: () => number;
 }
@@ -112,13 +114,14 @@ export class DispatchService {
         lastAttemptAt: this.now(),
       });
     }
-    // The main topic never waits on one destination: a failing one, or one already at its
-    // bound, has the delivery leave for the first retry tier. The tiers wait for a slot.
+    // The main topic never waits long on one destination: for a failing one, or one still at
+    // its bound after `destinationWaitMs`, the delivery leaves for the first retry tier. The
+    // tiers wait for a slot.
     if (path === 'main') {
       if (this.gate.isFailing(destination.id)) {
         return this.leaveMainTopic(record, facts, 'destination_failing');
       }
-      if (!this.gate.tryAcquire(destination.id)) {
+      if (!(await this.gate.acquireWithin(destination.id, this.options.destinationWaitMs))) {
         return this.leaveMainTopic(record, facts, 'destination_busy');
       }
     } else {
