@@ -1,14 +1,9 @@
-/** A counting semaphore; `whenFree` resolves when a slot is free. */
+/** A counting semaphore: at most `size` holders; waiters are served in order. */
 export class Semaphore {
   private inUse = 0;
   private readonly waiters: (() => void)[] = [];
-  private readonly freeWaiters: (() => void)[] = [];
 
   constructor(private readonly size: number) {}
-
-  full(): boolean {
-    return this.inUse >= this.size;
-  }
 
   /** Takes a slot if one is free, without waiting. */
   tryAcquire(): boolean {
@@ -46,11 +41,5 @@ export class Semaphore {
     const next = this.waiters.shift();
     if (next) next();
     else this.inUse -= 1;
-    for (const waiter of this.freeWaiters.splice(0)) waiter();
-  }
-
-  whenFree(): Promise<void> {
-    if (!this.full()) return Promise.resolve();
-    return new Promise((resolve) => this.freeWaiters.push(resolve));
   }
 }
