@@ -2,6 +2,9 @@ import { Logger } from '@nestjs/common';
 import { Admin, Kafka, logCreator, logLevel, Partitioners, Producer } from 'kafkajs';
 
 import { KafkaConnectionOptions } from './kafka.options';
+import { fixRequestQueueIdleLoop } from './request-queue-fix';
+
+fixRequestQueueIdleLoop();
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
 const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
