@@ -87,13 +87,17 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
     const consumer = this.consumer;
-    if (consumer) {
+    try {
       // Fetch nothing more; let the records in flight finish and their offsets be committed.
-      consumer.pause(this.subscribed.map((topic) => ({ topic })));
+      this.safely('pause before closing', () =>
+        consumer?.pause(this.subscribed.map((topic) => ({ topic }))),
+      );
       await Promise.all([...this.live].map((pipeline) => pipeline.drain()));
-      await consumer.disconnect();
+    } finally {
+      // Also stops a restart kafkajs may have scheduled after a crash.
+      await consumer?.disconnect();
+      this.consumer = undefined;
     }
-    this.consumer = undefined;
   }
 
   on(): never {
@@ -126,25 +130,23 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.consumer = consumer;
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      this.generation += 1;
-      // The old assignment's pipelines finish what they hold in the background.
-      for (const old of this.pipelines.values()) void old.drain().then(() => this.live.delete(old));
-      this.pipelines = new Map();
-      this.resumeAll();
-    });
+    consumer.on(consumer.events.GROUP_JOIN, () => this.rejoined());
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConcurrently,
-      eachBatch: (payload) => this.handleBatch(payload),
+      eachBatch: (payload) => {
+        this.handleBatch(payload);
+        return Promise.resolve();
+      },
     });
     this.log.log(`consuming ${topics.join(', ')} as group ${this.options.groupId}`);
   }
 
-  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+  /** Admits a fetched batch; never waits (a full partition is held instead). */
+  private handleBatch(payload: EachBatchPayload): void {
     const { batch } = payload;
     const logical = this.options.connection.logicalTopic(batch.topic);
     const handler = logical === undefined ? null : this.getHandlerByPattern(logical);
@@ -157,13 +159,42 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
     });
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
-    const last = await pipeline.admit(
+    const generation = this.generation;
+    const last = pipeline.admit(
       records,
-      () => payload.isRunning() && !payload.isStale() && !this.closing,
-      () => payload.heartbeat(),
+      () =>
+        payload.isRunning() &&
+        !payload.isStale() &&
+        !this.closing &&
+        generation === this.generation,
     );
-    // Fetching goes on after the last record admitted, while earlier ones are still in flight.
-    if (last !== undefined) payload.resolveOffset(last);
+    // Fetching goes on after the last record admitted, while earlier ones are still in flight;
+    // a batch of an older generation leaves the new one's fetch position alone.
+    if (last !== undefined && generation === this.generation) payload.resolveOffset(last);
+  }
+
+  /**
+   * After a rebalance the partitions start anew from their committed offsets, with new
+   * pipelines. An old pipeline may still hold records that are not finished: its partition is
+   * rewound to the first of them (also overriding a seek of the old generation still pending),
+   * so a record in flight is handled again rather than skipped (at least once). Nothing stays
+   * paused by a timer of the old assignment: a head record still not due pauses it again.
+   */
+  private rejoined(): void {
+    this.generation += 1;
+    for (const [key, old] of this.pipelines) {
+      const unfinished = old.firstUnfinished();
+      const [topic, partition] = splitKey(key);
+      if (unfinished !== undefined) {
+        this.safely('rewind after a rebalance', () =>
+          this.consumer?.seek({ topic, partition, offset: unfinished }),
+        );
+      }
+      // The old pipelines finish what they hold in the background.
+      void old.drain().then(() => this.live.delete(old));
+    }
+    this.pipelines = new Map();
+    if (!this.closing) this.resumeAll();
   }
 
   /** The pipeline of a partition in the current assignment, made on its first batch. */
@@ -187,17 +218,40 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       },
       {
         commit: async (offset) => {
-          await this.consumer?.commitOffsets([{ topic, partition, offset }]);
+          // Only the current generation commits: an old pipeline's partition may be another
+          // member's now, and its records are handled again from the rewind.
+          if (current()) await this.consumer?.commitOffsets([{ topic, partition, offset }]);
         },
         rewind: (offset, resumeAt) => {
           if (current()) this.pauseUntil(topic, partition, offset, resumeAt);
+        },
+        hold: (offset) => {
+          if (!current()) return;
+          this.safely('hold', () => {
+            clearTimeout(this.resumeTimers.get(key));
+            this.resumeTimers.delete(key);
+            this.consumer?.pause([{ topic, partitions: [partition] }]);
+            this.consumer?.seek({ topic, partition, offset });
+          });
+        },
+        release: () => {
+          if (current()) {
+            this.safely('release', () =>
+              this.consumer?.resume([{ topic, partitions: [partition] }]),
+            );
+          }
         },
         failed: (offset, error) => {
           this.log.error(
             `handler failed on ${topic}[${partition}]@${offset}; retrying in ${this.options.failureBackoffMs} ms: ${describe(error)}`,
           );
           // Nothing more is fetched until the records in flight finish and it rewinds.
-          if (current()) this.consumer?.pause([{ topic, partitions: [partition] }]);
+          if (!current()) return;
+          this.safely('pause after a failure', () => {
+            clearTimeout(this.resumeTimers.get(key));
+            this.resumeTimers.delete(key);
+            this.consumer?.pause([{ topic, partitions: [partition] }]);
+          });
         },
         commitFailed: (error) => {
           this.log.warn(`commit on ${topic}[${partition}] refused: ${describe(error)}`);
@@ -213,16 +267,30 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private pauseUntil(topic: string, partition: number, offset: string, resumeAt: number): void {
     const consumer = this.consumer;
     if (!consumer) return;
-    consumer.pause([{ topic, partitions: [partition] }]);
-    consumer.seek({ topic, partition, offset });
     const key = `${topic}:${partition}`;
+    this.safely('pause until due', () => {
+      consumer.pause([{ topic, partitions: [partition] }]);
+      consumer.seek({ topic, partition, offset });
+    });
     clearTimeout(this.resumeTimers.get(key));
     const delayMs = Math.max(0, resumeAt - this.now());
     const timer = setTimeout(() => {
       this.resumeTimers.delete(key);
-      this.consumer?.resume([{ topic, partitions: [partition] }]);
+      this.safely('resume', () => this.consumer?.resume([{ topic, partitions: [partition] }]));
     }, delayMs);
     this.resumeTimers.set(key, timer);
+  }
+
+  /**
+   * Runs a pause, seek or resume. kafkajs throws from them while it restarts a crashed
+   * consumer; the restart starts from the committed offsets anyway, so it is only logged.
+   */
+  private safely(what: string, action: () => void): void {
+    try {
+      action();
+    } catch (error) {
+      this.log.warn(`${what} skipped: ${describe(error)}`);
+    }
   }
 
   private resumeAll(): void {
@@ -240,6 +308,12 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     // A malformed due time must not stall a partition: treat it as due now.
     return Number.isFinite(dueAt) ? dueAt : undefined;
   }
+}
+
+/** `topic:partition` back into its parts (a topic name may contain colons). */
+function splitKey(key: string): [string, number] {
+  const at = key.lastIndexOf(':');
+  return [key.slice(0, at), Number(key.slice(at + 1))];
 }
 
 function toRecord(topic: string, partition: number, message: KafkaMessage): IncomingRecord {

@@ -36,6 +36,8 @@ class Control implements PipelineControl {
   readonly commits: string[] = [];
   readonly rewinds: { offset: string; resumeAt: number }[] = [];
   readonly failures: string[] = [];
+  readonly holds: string[] = [];
+  releases = 0;
   commit(next: string): Promise<void> {
     this.commits.push(next);
     return Promise.resolve();
@@ -45,6 +47,12 @@ class Control implements PipelineControl {
   }
   failed(offset: string): void {
     this.failures.push(offset);
+  }
+  hold(offset: string): void {
+    this.holds.push(offset);
+  }
+  release(): void {
+    this.releases += 1;
   }
   commitFailed(): void {}
 }
@@ -65,16 +73,16 @@ function pipeline(gates: Gates, control: Control, maxInFlight = 10, now = 1_000)
 }
 
 const always = (): boolean => true;
-const beat = (): Promise<void> => Promise.resolve();
 
 describe('PartitionPipeline', () => {
   it('admits across batches while a slow record is in flight, and commits only the finished prefix', async () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    expect(await p.admit([record(0, 'slow'), record(1, 'a')], always, beat)).toBe('1');
+    expect(p.admit([record(0, 'slow'), record(1, 'a')], always)).toBe('1');
     // The next batch is admitted although offset 0 has not finished.
-    expect(await p.admit([record(2, 'b')], always, beat)).toBe('2');
+    expect(p.admit([record(2, 'b')], always)).toBe('2');
+    await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
     gates.finish(1);
     gates.finish(2);
@@ -89,37 +97,56 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always, beat);
+    p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always);
+    await tick();
     await tick();
     expect(gates.started).toEqual(['0', '2']);
     gates.finish(0);
     await tick();
+    await tick();
     expect(gates.started).toEqual(['0', '2', '1']);
   });
 
-  it('waits for a free slot when maxInFlight records are unfinished', async () => {
+  it('holds the partition at the first record without a slot, and releases it when one frees', async () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control, 2);
-    const admitted = p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always, beat);
+    expect(p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always)).toBe('1');
+    expect(control.holds).toEqual(['2']);
     await tick();
     expect(gates.started).toEqual(['0', '1']);
     gates.finish(1);
-    expect(await admitted).toBe('2');
+    await tick();
+    expect(control.releases).toBe(1);
+    // Fetched again from the held record.
+    expect(p.admit([record(2, 'c')], always)).toBe('2');
+    await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
+  });
+
+  it('names the first unfinished record, where a new owner must start', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control);
+    p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
+    await tick();
+    gates.finish(0);
+    gates.finish(2);
+    await tick();
+    expect(p.firstUnfinished()).toBe('1');
+    gates.finish(1);
+    await tick();
+    expect(p.firstUnfinished()).toBeUndefined();
   });
 
   it('rewinds to a record not yet due and admits nothing after it', async () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control, 10, 1_000);
-    const last = await p.admit(
-      [record(0, 'a'), record(1, 'b', 5_000), record(2, 'c')],
-      always,
-      beat,
-    );
+    const last = p.admit([record(0, 'a'), record(1, 'b', 5_000), record(2, 'c')], always);
     expect(last).toBe('0');
     expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 5_000 }]);
+    await tick();
     expect(gates.started).toEqual(['0']);
   });
 
@@ -127,11 +154,12 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    await p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always, beat);
+    p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
+    await tick();
     gates.fail(1);
     await tick();
     expect(control.failures).toEqual(['1']);
-    expect(await p.admit([record(3, 'd')], always, beat)).toBeUndefined();
+    expect(p.admit([record(3, 'd')], always)).toBeUndefined();
     expect(control.rewinds).toEqual([]);
     gates.finish(0);
     gates.finish(2);
@@ -139,7 +167,8 @@ describe('PartitionPipeline', () => {
     expect(control.commits).toEqual(['1']);
     expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 1_500 }]);
     // Fetched again from the failed record: it and what follows are admitted anew.
-    expect(await p.admit([record(1, 'b'), record(2, 'c')], always, beat)).toBe('2');
+    expect(p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
+    await tick();
     expect(gates.started).toEqual(['0', '1', '2', '1', '2']);
   });
 
@@ -147,8 +176,9 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    await p.admit([record(0, 'a'), record(1, 'b')], always, beat);
-    expect(await p.admit([record(1, 'b'), record(2, 'c')], always, beat)).toBe('2');
+    p.admit([record(0, 'a'), record(1, 'b')], always);
+    expect(p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
+    await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
   });
 
@@ -157,9 +187,9 @@ describe('PartitionPipeline', () => {
     const control = new Control();
     const p = pipeline(gates, control);
     let running = true;
-    await p.admit([record(0, 'a')], () => running, beat);
+    p.admit([record(0, 'a')], () => running);
     running = false;
-    expect(await p.admit([record(1, 'b')], () => running, beat)).toBeUndefined();
+    expect(p.admit([record(1, 'b')], () => running)).toBeUndefined();
     let drained = false;
     const draining = p.drain().then(() => (drained = true));
     await tick();

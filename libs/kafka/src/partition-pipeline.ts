@@ -7,6 +7,10 @@ export interface PipelineControl {
   commit(nextOffset: string): Promise<void>;
   /** Stops fetching the partition, rewinds it to `offset`, and fetches again at `resumeAt`. */
   rewind(offset: string, resumeAt: number): void;
+  /** Stops fetching the partition and rewinds it to `offset`, until `release`. */
+  hold(offset: string): void;
+  /** Fetches the held partition again. */
+  release(): void;
   /** A handler threw on the record at `offset`; the pipeline rewinds to it after a back-off. */
   failed(offset: string, error: unknown): void;
   /** A commit was refused; the next one covers its offsets. */
@@ -27,10 +31,13 @@ export interface PipelineOptions {
 /**
  * One partition's records, handled with bounded concurrency across fetches: a record is
  * admitted as soon as a slot is free, whatever batch it came in, so one slow record holds
- * one slot, never the partition. Records that share a key run in order. Only the finished
- * prefix is committed (at least once), as it advances. A record not yet due rewinds the
- * partition to it until it is; a handler that throws stops admission, and once the records
- * in flight have finished the partition is rewound to the failed record after a back-off.
+ * one slot, never the partition. Admission never waits: with every slot taken, the partition
+ * is held (rewound to the first record not admitted) until a slot frees, so the consumer's
+ * other partitions keep being fetched. Records that share a key run in order. Only the
+ * finished prefix is committed (at least once), as it advances. A record not yet due rewinds
+ * the partition to it until it is; a handler that throws stops admission, and once the
+ * records in flight have finished the partition is rewound to the failed record after a
+ * back-off.
  */
 export class PartitionPipeline {
   private readonly slots: Semaphore;
@@ -45,8 +52,8 @@ export class PartitionPipeline {
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private failure: bigint | undefined;
-  /** Called as records finish, to keep the consumer's group membership alive while admitting. */
-  private heartbeat: (() => Promise<void>) | undefined;
+  /** Held for want of a slot. */
+  private held = false;
 
   constructor(
     private readonly handle: (record: IncomingRecord) => Promise<void>,
@@ -57,40 +64,38 @@ export class PartitionPipeline {
   }
 
   /**
-   * Admits a fetched batch's records in order, waiting for free slots. Stops at a record not
-   * yet due (rewinding to it), after a failure, or when `running` turns false.
+   * Admits a fetched batch's records in order while slots are free. Stops at a record not yet
+   * due (rewinding to it), when every slot is taken (holding the partition at that record),
+   * after a failure, or when `running` turns false.
    * @returns the offset of the last record admitted, from which fetching may continue
    */
-  async admit(
-    records: readonly IncomingRecord[],
-    running: () => boolean,
-    heartbeat: () => Promise<void>,
-  ): Promise<string | undefined> {
-    this.heartbeat = heartbeat;
+  admit(records: readonly IncomingRecord[], running: () => boolean): string | undefined {
     let last: string | undefined;
-    try {
-      for (const record of records) {
-        const offset = BigInt(record.offset);
-        // A batch fetched again after a rewind may start with records already admitted.
-        if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
-        if (this.failure !== undefined || !running()) break;
-        const dueAt = this.options.dueAt(record);
-        if (dueAt !== undefined && dueAt > this.options.now()) {
-          this.control.rewind(record.offset, dueAt);
-          break;
-        }
-        await this.slots.acquire();
-        if (this.failure !== undefined || !running()) {
-          this.slots.release();
-          break;
-        }
-        this.start(record, offset);
-        last = record.offset;
+    for (const record of records) {
+      const offset = BigInt(record.offset);
+      // A batch fetched again after a rewind may start with records already admitted.
+      if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
+      if (this.failure !== undefined || this.held || !running()) break;
+      const dueAt = this.options.dueAt(record);
+      if (dueAt !== undefined && dueAt > this.options.now()) {
+        this.control.rewind(record.offset, dueAt);
+        break;
       }
-    } finally {
-      this.heartbeat = undefined;
+      if (!this.slots.tryAcquire()) {
+        this.held = true;
+        this.control.hold(record.offset);
+        break;
+      }
+      this.start(record, offset);
+      last = record.offset;
     }
     return last;
+  }
+
+  /** The first admitted record not finished yet, if any (where a new owner must start). */
+  firstUnfinished(): string | undefined {
+    const first = this.pending.find((entry) => !entry.done);
+    return first?.offset.toString();
   }
 
   /** Resolves once no record is in flight and the finished prefix is committed. */
@@ -104,6 +109,7 @@ export class PartitionPipeline {
     this.pending.push(entry);
     this.lastAdmitted = offset;
     this.inFlight += 1;
+    // Never rejects: a lane's next record runs after this one whatever happened.
     const run = async (): Promise<void> => {
       try {
         // A failure earlier in the partition stops the records after it, also in this lane.
@@ -130,11 +136,14 @@ export class PartitionPipeline {
     });
   }
 
-  /** After each record: commit what is finished, heartbeat, and recover from a failure. */
+  /** After each record: commit what is finished, fetch again if held, recover from a failure. */
   private finished(): void {
     this.inFlight -= 1;
     this.advance();
-    void this.heartbeat?.().catch(() => undefined);
+    if (this.held && this.failure === undefined) {
+      this.held = false;
+      this.control.release();
+    }
     if (this.inFlight > 0) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.failure !== undefined) this.recover(this.failure);
@@ -176,6 +185,7 @@ export class PartitionPipeline {
     this.lanes.clear();
     this.lastAdmitted = failedAt - 1n;
     this.failure = undefined;
+    this.held = false;
     this.control.rewind(failedAt.toString(), this.options.now() + this.options.failureBackoffMs);
   }
 }

@@ -7,7 +7,7 @@ import { HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts'
 import { IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
-import { SecretBox, SecretBoxError } from '@app/signing';
+import { SecretBox } from '@app/signing';
 
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { DispatchOptions, DispatchService } from './dispatch.service';
@@ -518,15 +518,18 @@ describe(DispatchService.name, () => {
       });
     });
 
-    it('throws when the shared secret does not open, producing nothing', async () => {
+    it('dead-letters a delivery whose shared secret does not open, posting nothing', async () => {
       const other = new SecretBox(randomBytes(32).toString('base64'));
       settings.destinations.set(
         DESTINATION_ID,
         destination({ sharedSecretCiphertext: other.seal('x') }),
       );
-      await expect(service().dispatch(delivery(), 'main')).rejects.toThrow(SecretBoxError);
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('dead');
       expect(client.posts).toEqual([]);
-      expect(producer.sent).toEqual([]);
+      const [dead] = producer.sent;
+      expect(dead.topic).toBe(TOPIC.deliveriesDead);
+      expect(dead.headers?.[HEADER.reason]).toBe('secret_unreadable');
+      expect(JSON.stringify(dead.headers)).not.toContain('x');
     });
   });
 

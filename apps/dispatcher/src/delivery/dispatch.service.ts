@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { delayLabel, DeliveryResult } from '@app/contracts';
 import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
-import { hmacSha1Hex, SecretBox } from '@app/signing';
+import { hmacSha1Hex, SecretBox, SecretBoxError } from '@app/signing';
 
 import {
   DeadLetter,
@@ -77,8 +77,8 @@ export class DispatchService {
 
   /**
    * Handles one delivery record.
-   * @throws when Kafka did not acknowledge what the outcome needs produced, or the shared
-   *   secret cannot be opened (faults of the installation: the record is tried again)
+   * @throws when Kafka did not acknowledge what the outcome needs produced (the record is
+   *   tried again)
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
     const decoded = decodeDelivery(record);
@@ -148,7 +148,22 @@ export class DispatchService {
   ): Promise<DispatchResult> {
     const startedAt = this.now();
     const firstAttemptAt = facts.firstAttemptAt ?? startedAt;
-    const signed = this.baseHeaders(destination, body);
+    let signed: Record<string, string>;
+    try {
+      signed = this.baseHeaders(destination, body);
+    } catch (error) {
+      if (!(error instanceof SecretBoxError)) throw error;
+      // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's):
+      // dead-lettered, so one destination never blocks a partition; replayable once fixed.
+      this.logger.error(`${describe(facts)}: its shared secret cannot be opened with this key`);
+      return this.die(record, facts, {
+        reason: 'secret_unreadable',
+        lastStatus: undefined,
+        attempts: facts.attempt - 1,
+        firstAttemptAt: facts.firstAttemptAt,
+        lastAttemptAt: startedAt,
+      });
+    }
     const results = await Promise.all(
       webhooks.map((webhook) => this.post(facts, webhook, body, signed)),
     );
