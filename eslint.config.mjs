@@ -5,13 +5,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: [
-      '**/dist/',
-      'node_modules/',
-      '.local/',
-      'coverage/',
-      '*.config.{js,mjs}',
-    ],
+    ignores: ['**/dist/', 'node_modules/', '.local/', 'coverage/', '*.config.{js,mjs}'],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
