@@ -37,6 +37,14 @@ export interface KafkaTransportOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Longest a fetched batch waits for a free slot of its partition before the partition is held
+ * (paused and rewound) until one frees. Short, because the consumer fetches again from a
+ * broker only after every batch of the last fetch was handed over; long enough that a busy
+ * partition keeps flowing without pause-and-refetch round trips.
+ */
+const ADMISSION_WAIT_MS = 1_000;
+
 /** The context handlers receive beside the record. */
 export class RecordContext extends BaseRpcContext<[IncomingRecord]> {
   get record(): IncomingRecord {
@@ -137,16 +145,13 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.options.partitionsConcurrently,
-      eachBatch: (payload) => {
-        this.handleBatch(payload);
-        return Promise.resolve();
-      },
+      eachBatch: (payload) => this.handleBatch(payload),
     });
     this.log.log(`consuming ${topics.join(', ')} as group ${this.options.groupId}`);
   }
 
-  /** Admits a fetched batch; never waits (a full partition is held instead). */
-  private handleBatch(payload: EachBatchPayload): void {
+  /** Admits a fetched batch; waits briefly for slots (a partition full for longer is held). */
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const logical = this.options.connection.logicalTopic(batch.topic);
     const handler = logical === undefined ? null : this.getHandlerByPattern(logical);
@@ -160,7 +165,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     });
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
     const generation = this.generation;
-    const last = pipeline.admit(
+    const last = await pipeline.admit(
       records,
       () =>
         payload.isRunning() &&
@@ -215,6 +220,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
         dueAt: (record) => this.dueAt(record),
         now: this.now,
         failureBackoffMs: this.options.failureBackoffMs,
+        admissionWaitMs: ADMISSION_WAIT_MS,
       },
       {
         commit: async (offset) => {

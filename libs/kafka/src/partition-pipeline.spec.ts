@@ -67,6 +67,7 @@ function pipeline(gates: Gates, control: Control, maxInFlight = 10, now = 1_000)
       dueAt: (r) => (r.headers.due ? Number(r.headers.due.toString()) : undefined),
       now: () => now,
       failureBackoffMs: 500,
+      admissionWaitMs: 20,
     },
     control,
   );
@@ -79,9 +80,9 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    expect(p.admit([record(0, 'slow'), record(1, 'a')], always)).toBe('1');
+    expect(await p.admit([record(0, 'slow'), record(1, 'a')], always)).toBe('1');
     // The next batch is admitted although offset 0 has not finished.
-    expect(p.admit([record(2, 'b')], always)).toBe('2');
+    expect(await p.admit([record(2, 'b')], always)).toBe('2');
     await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
     gates.finish(1);
@@ -97,7 +98,7 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always);
+    await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always);
     await tick();
     await tick();
     expect(gates.started).toEqual(['0', '2']);
@@ -111,7 +112,7 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control, 2);
-    expect(p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always)).toBe('1');
+    expect(await p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always)).toBe('1');
     expect(control.holds).toEqual(['2']);
     await tick();
     expect(gates.started).toEqual(['0', '1']);
@@ -119,16 +120,27 @@ describe('PartitionPipeline', () => {
     await tick();
     expect(control.releases).toBe(1);
     // Fetched again from the held record.
-    expect(p.admit([record(2, 'c')], always)).toBe('2');
+    expect(await p.admit([record(2, 'c')], always)).toBe('2');
     await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
+  });
+
+  it('takes a slot freed within the admission wait, without holding the partition', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control, 1);
+    const admitted = p.admit([record(0, 'a'), record(1, 'b')], always);
+    await tick();
+    gates.finish(0);
+    expect(await admitted).toBe('1');
+    expect(control.holds).toEqual([]);
   });
 
   it('names the first unfinished record, where a new owner must start', async () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
+    await p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
     await tick();
     gates.finish(0);
     gates.finish(2);
@@ -143,7 +155,7 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control, 10, 1_000);
-    const last = p.admit([record(0, 'a'), record(1, 'b', 5_000), record(2, 'c')], always);
+    const last = await p.admit([record(0, 'a'), record(1, 'b', 5_000), record(2, 'c')], always);
     expect(last).toBe('0');
     expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 5_000 }]);
     await tick();
@@ -154,12 +166,12 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
+    await p.admit([record(0, 'a'), record(1, 'b'), record(2, 'c')], always);
     await tick();
     gates.fail(1);
     await tick();
     expect(control.failures).toEqual(['1']);
-    expect(p.admit([record(3, 'd')], always)).toBeUndefined();
+    expect(await p.admit([record(3, 'd')], always)).toBeUndefined();
     expect(control.rewinds).toEqual([]);
     gates.finish(0);
     gates.finish(2);
@@ -167,7 +179,7 @@ describe('PartitionPipeline', () => {
     expect(control.commits).toEqual(['1']);
     expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 1_500 }]);
     // Fetched again from the failed record: it and what follows are admitted anew.
-    expect(p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
+    expect(await p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
     await tick();
     expect(gates.started).toEqual(['0', '1', '2', '1', '2']);
   });
@@ -176,8 +188,8 @@ describe('PartitionPipeline', () => {
     const gates = new Gates();
     const control = new Control();
     const p = pipeline(gates, control);
-    p.admit([record(0, 'a'), record(1, 'b')], always);
-    expect(p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
+    await p.admit([record(0, 'a'), record(1, 'b')], always);
+    expect(await p.admit([record(1, 'b'), record(2, 'c')], always)).toBe('2');
     await tick();
     expect(gates.started).toEqual(['0', '1', '2']);
   });
@@ -187,9 +199,9 @@ describe('PartitionPipeline', () => {
     const control = new Control();
     const p = pipeline(gates, control);
     let running = true;
-    p.admit([record(0, 'a')], () => running);
+    await p.admit([record(0, 'a')], () => running);
     running = false;
-    expect(p.admit([record(1, 'b')], () => running)).toBeUndefined();
+    expect(await p.admit([record(1, 'b')], () => running)).toBeUndefined();
     let drained = false;
     const draining = p.drain().then(() => (drained = true));
     await tick();

@@ -26,14 +26,16 @@ export interface PipelineOptions {
   readonly now: () => number;
   /** Pause after a handler threw, before its record is handled again. */
   readonly failureBackoffMs: number;
+  /** Longest a batch waits for a free slot before the partition is held instead. */
+  readonly admissionWaitMs: number;
 }
 
 /**
  * One partition's records, handled with bounded concurrency across fetches: a record is
  * admitted as soon as a slot is free, whatever batch it came in, so one slow record holds
- * one slot, never the partition. Admission never waits: with every slot taken, the partition
- * is held (rewound to the first record not admitted) until a slot frees, so the consumer's
- * other partitions keep being fetched. Records that share a key run in order. Only the
+ * one slot, never the partition. Admission waits only briefly: with every slot taken for
+ * longer, the partition is held (rewound to the first record not admitted) until a slot frees,
+ * so the consumer's other partitions keep being fetched. Records that share a key run in order. Only the
  * finished prefix is committed (at least once), as it advances. A record not yet due rewinds
  * the partition to it until it is; a handler that throws stops admission, and once the
  * records in flight have finished the partition is rewound to the failed record after a
@@ -64,12 +66,17 @@ export class PartitionPipeline {
   }
 
   /**
-   * Admits a fetched batch's records in order while slots are free. Stops at a record not yet
-   * due (rewinding to it), when every slot is taken (holding the partition at that record),
-   * after a failure, or when `running` turns false.
+   * Admits a fetched batch's records in order, waiting up to `admissionWaitMs` for a free
+   * slot. Stops at a record not yet due (rewinding to it), when no slot freed in time
+   * (holding the partition at that record until one does), after a failure, or when
+   * `running` turns false. The wait is bounded because the consumer fetches again from a
+   * broker only once every batch of its last fetch was handed over.
    * @returns the offset of the last record admitted, from which fetching may continue
    */
-  admit(records: readonly IncomingRecord[], running: () => boolean): string | undefined {
+  async admit(
+    records: readonly IncomingRecord[],
+    running: () => boolean,
+  ): Promise<string | undefined> {
     let last: string | undefined;
     for (const record of records) {
       const offset = BigInt(record.offset);
@@ -81,9 +88,13 @@ export class PartitionPipeline {
         this.control.rewind(record.offset, dueAt);
         break;
       }
-      if (!this.slots.tryAcquire()) {
+      if (!(await this.slots.acquireWithin(this.options.admissionWaitMs))) {
         this.held = true;
         this.control.hold(record.offset);
+        break;
+      }
+      if (this.failure !== undefined || !running()) {
+        this.slots.release();
         break;
       }
       this.start(record, offset);
