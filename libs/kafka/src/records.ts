@@ -26,6 +26,15 @@ export function headerText(record: IncomingRecord, name: string): string | undef
   return record.headers[name]?.toString('utf8');
 }
 
+/** A consumed record's headers, to produce again (as they are, to be added to or changed). */
+export function copyHeaders(record: IncomingRecord): Record<string, Buffer | string> {
+  const headers: Record<string, Buffer | string> = {};
+  for (const [name, value] of Object.entries(record.headers)) {
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
 /** A header map with one value per name, as Buffers. */
 export function normalizeHeaders(
   raw: Readonly<Record<string, Buffer | string | (Buffer | string)[] | undefined>> | undefined,

@@ -1,5 +1,5 @@
 import { DeliveryOutcome, DeliveryResult, HEADER, retryTopic, TOPIC } from '@app/contracts';
-import { IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { copyHeaders, headerText, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 /** A delivery's facts, read from its headers: the body is never parsed. */
 export interface DeliveryFacts {
@@ -21,21 +21,21 @@ export type DecodedDelivery =
   | { readonly kind: 'invalid'; readonly reason: 'missing_destination_id' | 'missing_value' };
 
 export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
-  const destinationId = text(record, HEADER.destinationId);
+  const destinationId = headerText(record, HEADER.destinationId);
   if (!destinationId) return { kind: 'invalid', reason: 'missing_destination_id' };
   if (!record.value || record.value.length === 0)
     return { kind: 'invalid', reason: 'missing_value' };
-  const attempt = Number(text(record, HEADER.attempt) ?? '1');
-  const firstAttemptAt = Number(text(record, HEADER.firstAttemptAt));
-  const webhookIds = text(record, HEADER.webhookIds);
+  const attempt = Number(headerText(record, HEADER.attempt) ?? '1');
+  const firstAttemptAt = Number(headerText(record, HEADER.firstAttemptAt));
+  const webhookIds = headerText(record, HEADER.webhookIds);
   return {
     kind: 'delivery',
     body: record.value,
     facts: {
       destinationId,
-      sourceId: text(record, HEADER.sourceId),
-      type: text(record, HEADER.callType),
-      messageId: text(record, HEADER.messageId),
+      sourceId: headerText(record, HEADER.sourceId),
+      type: headerText(record, HEADER.callType),
+      messageId: headerText(record, HEADER.messageId),
       attempt: Number.isInteger(attempt) && attempt >= 1 ? attempt : 1,
       firstAttemptAt:
         Number.isFinite(firstAttemptAt) && firstAttemptAt > 0 ? firstAttemptAt : undefined,
@@ -126,18 +126,6 @@ export function outcomeRecord(
     [HEADER.messageId]: value.messageId,
   };
   return { topic: TOPIC.deliveryOutcomes, key: record.key, value: JSON.stringify(value), headers };
-}
-
-function text(record: IncomingRecord, name: string): string | undefined {
-  return record.headers[name]?.toString('utf8');
-}
-
-function copyHeaders(record: IncomingRecord): Record<string, Buffer | string> {
-  const headers: Record<string, Buffer | string> = {};
-  for (const [name, value] of Object.entries(record.headers)) {
-    if (value !== undefined) headers[name] = value;
-  }
-  return headers;
 }
 
 function setStatus(headers: Record<string, Buffer | string>, status: number | undefined): void {

@@ -1,5 +1,5 @@
 import { HEADER, isCallType, RoutedCallType, TOPIC, WEBHOOKS_INTEGRATION } from '@app/contracts';
-import { IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { copyHeaders, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 /** Why a record of the calls topic cannot be routed: its `reason` on the rejected topic. */
 export type InvalidCallReason =
@@ -112,10 +112,7 @@ export function deliveryRecord(call: CallFacts, destinationId: string): Outgoing
 
 /** A record that cannot be routed, for the rejected topic: as received, plus its reason. */
 export function rejectedRecord(record: IncomingRecord, reason: InvalidCallReason): OutgoingRecord {
-  const headers: Record<string, Buffer | string> = {};
-  for (const [name, value] of Object.entries(record.headers)) {
-    if (value !== undefined) headers[name] = value;
-  }
+  const headers = copyHeaders(record);
   headers[HEADER.reason] = reason;
   return {
     topic: TOPIC.ingestRejected,
