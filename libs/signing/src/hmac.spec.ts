@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { hmacSha1Hex } from './hmac';
+import { hmacKey, hmacSha1Hex } from './hmac';
 
 interface Vector {
   name: string;
@@ -33,5 +33,14 @@ describe(hmacSha1Hex.name, () => {
     const changed = Buffer.from(body);
     changed[changed.length - 2] ^= 1;
     expect(hmacSha1Hex(VECTORS[1].secret, changed)).not.toBe(VECTORS[1].hmacSha1Hex);
+  });
+});
+
+describe(hmacKey.name, () => {
+  it('signs as the secret itself does', () => {
+    for (const vector of VECTORS) {
+      const body = Buffer.from(vector.body, 'utf8');
+      expect(hmacSha1Hex(hmacKey(vector.secret), body)).toBe(vector.hmacSha1Hex);
+    }
   });
 });

@@ -1,9 +1,11 @@
+import type { KeyObject } from 'node:crypto';
+
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { delayLabel, DeliveryResult } from '@app/contracts';
 import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
-import { hmacSha1Hex, SecretBox, SecretBoxError } from '@app/signing';
+import { hmacKey, hmacSha1Hex, SecretBox, SecretBoxError } from '@app/signing';
 
 import {
   DeadLetter,
@@ -60,8 +62,8 @@ export class DispatchService {
   private readonly now: () => number;
   private readonly slots: Semaphore;
   private readonly gate: DestinationGate;
-  /** Opened shared secrets by their ciphertext; a settings reload makes new arrays. */
-  private readonly secrets = new WeakMap<object, string>();
+  /** HMAC keys of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
+  private readonly keys = new WeakMap<object, KeyObject>();
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -251,12 +253,10 @@ export class DispatchService {
     signed: Record<string, string>,
   ): Promise<AttemptResult> {
     const headers = { ...webhook.headers, ...signed };
-    this.metrics.requestsInFlight.inc();
-    const stop = this.metrics.requestSeconds.startTimer();
+    this.metrics.requestStarted();
+    const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
-    stop({ outcome: result.kind });
-    this.metrics.requestsInFlight.dec();
-    this.metrics.attempts.inc({ outcome: result.kind, status_class: statusClass(result.status) });
+    this.metrics.requestEnded(result.kind, result.status, (performance.now() - startedAt) / 1000);
     if (result.kind !== 'success') {
       this.logger.warn(
         `${describe(facts)} to webhook ${webhook.id}, attempt ${facts.attempt}: ${result.kind} ` +
@@ -274,12 +274,12 @@ export class DispatchService {
     };
     const ciphertext = destination.sharedSecretCiphertext;
     if (ciphertext) {
-      let secret = this.secrets.get(ciphertext);
-      if (secret === undefined) {
-        secret = this.options.secrets.open(ciphertext);
-        this.secrets.set(ciphertext, secret);
+      let key = this.keys.get(ciphertext);
+      if (key === undefined) {
+        key = hmacKey(this.options.secrets.open(ciphertext));
+        this.keys.set(ciphertext, key);
       }
-      headers[SIGNATURE_HEADER] = hmacSha1Hex(secret, body);
+      headers[SIGNATURE_HEADER] = hmacSha1Hex(key, body);
     }
     return headers;
   }
@@ -287,7 +287,7 @@ export class DispatchService {
   private async retry(retry: OutgoingRecord, delaySeconds: number): Promise<DispatchResult> {
     await this.producer.send([retry]);
     this.metrics.retries.inc({ tier: delayLabel(delaySeconds) });
-    this.metrics.deliveries.inc({ result: 'retried' });
+    this.metrics.delivery('retried');
     return 'retried';
   }
 
@@ -315,7 +315,7 @@ export class DispatchService {
     }
     await this.producer.send(records);
     this.metrics.deadLetters.inc({ reason: dead.reason });
-    this.metrics.deliveries.inc({ result: 'dead' });
+    this.metrics.delivery('dead');
     return 'dead';
   }
 
@@ -343,7 +343,7 @@ export class DispatchService {
     if (OUTCOME_TYPES.has(facts.type ?? '')) {
       await this.producer.send([outcomeRecord(record, facts, { result, ...outcome })]);
     }
-    this.metrics.deliveries.inc({ result });
+    this.metrics.delivery(result);
     return result;
   }
 }
@@ -355,10 +355,6 @@ function covered(
 ): readonly WebhookSettings[] {
   if (ids === undefined) return destination.webhooks;
   return destination.webhooks.filter((webhook) => ids.includes(webhook.id));
-}
-
-function statusClass(status: number | undefined): string {
-  return status === undefined ? 'none' : `${Math.floor(status / 100)}xx`;
 }
 
 function describe(facts: DeliveryFacts): string {

@@ -60,6 +60,15 @@ const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** Most parsed webhook URLs remembered (Sluice allows 5 per destination). */
+const MAX_REMEMBERED_TARGETS = 10_000;
+
+/** A webhook URL's origin and path, checked. */
+interface Target {
+  readonly origin: string;
+  readonly path: string;
+}
+
 /**
  * POSTs webhook bodies through undici's pooled dispatcher (one pool per origin, bounded
  * connections, keep-alive), with a deadline per attempt, redirects never followed, answers
@@ -69,6 +78,8 @@ const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
+  /** Parsed and checked webhook URLs by their text. */
+  private readonly targets = new Map<string, Target | AttemptResult>();
 
   constructor(private readonly options: WebhookClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
@@ -86,40 +97,63 @@ export class WebhookClient {
 
   /** POSTs `body` to `url`; never throws. */
   async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      return { kind: 'permanent', reason: 'invalid_url', detail: 'not an absolute URL' };
-    }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      return { kind: 'permanent', reason: 'invalid_url', detail: 'not http or https' };
-    }
-    // An IP literal is connected to without a lookup, so it is checked here.
-    const literal = target.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(literal) !== 0 && !this.options.guard.admits(literal)) {
-      return { kind: 'permanent', reason: 'ssrf_refused', detail: `${literal} is internal` };
-    }
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    const target = this.target(url);
+    if ('kind' in target) return target;
+    // One deadline for connecting, the answer's headers and its body.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     try {
       const response = await this.agent.request({
         origin: target.origin,
-        path: `${target.pathname}${target.search}`,
+        path: target.path,
         method: 'POST',
         headers,
         body,
-        signal,
+        signal: controller.signal,
       });
       await response.body.dump({ limit: this.maxResponseBytes }).catch(() => undefined);
       return classifyStatus(response.statusCode, response.headers['retry-after']);
     } catch (error) {
-      return classifyError(error, signal.aborted, this.options.timeoutMs);
+      return classifyError(error, controller.signal.aborted, this.options.timeoutMs);
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** Where a URL goes, or why it cannot be posted to; remembered, as URLs rarely change. */
+  private target(url: string): Target | AttemptResult {
+    let target = this.targets.get(url);
+    if (target === undefined) {
+      target = parseTarget(url, this.options.guard);
+      // Bounded: URLs edited over a long run must not grow the map for ever.
+      if (this.targets.size >= MAX_REMEMBERED_TARGETS) this.targets.clear();
+      this.targets.set(url, target);
+    }
+    return target;
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** A URL's origin and path, or why it cannot be posted to (not http(s), an internal IP literal). */
+function parseTarget(url: string, guard: SsrfGuard): Target | AttemptResult {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { kind: 'permanent', reason: 'invalid_url', detail: 'not an absolute URL' };
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    return { kind: 'permanent', reason: 'invalid_url', detail: 'not http or https' };
+  }
+  // An IP literal is connected to without a lookup, so it is checked here.
+  const literal = target.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) !== 0 && !guard.admits(literal)) {
+    return { kind: 'permanent', reason: 'ssrf_refused', detail: `${literal} is internal` };
+  }
+  return { origin: target.origin, path: `${target.pathname}${target.search}` };
 }
 
 /** The outcome an HTTP status means (DESIGN.md section 3). */
