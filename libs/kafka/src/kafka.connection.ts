@@ -1,10 +1,13 @@
 import { Logger } from '@nestjs/common';
-import { Admin, Kafka, logCreator, logLevel, Partitioners, Producer } from 'kafkajs';
+import { Admin, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
 
 import { KafkaConnectionOptions } from './kafka.options';
+import { keyHashPartitioner } from './partitioner';
+import { fixProduceEncoding } from './produce-request';
 import { fixRequestQueueIdleLoop } from './request-queue-fix';
 
 fixRequestQueueIdleLoop();
+fixProduceEncoding();
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
 const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
@@ -69,7 +72,7 @@ export class KafkaConnection {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: keyHashPartitioner,
       // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
       retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
     });
