@@ -7,7 +7,6 @@ import { addUsage } from '@app/settings';
 import { IngestConfig } from './config';
 import { IngressConsumer } from './kafka-ingress/ingress.consumer';
 import { IngestMetrics } from './tracking/ingest.metrics';
-import { TrackingController } from './tracking/tracking.controller';
 import { TrackingService } from './tracking/tracking.service';
 import { UsageCounter } from './usage/usage.counter';
 import { UsageFlusher } from './usage/usage.flusher';
@@ -23,7 +22,7 @@ export class AppModule {
           producer: { sendTimeoutMs: config.ingest.produceTimeoutMs },
         }),
       ],
-      controllers: [TrackingController, IngressConsumer],
+      controllers: [IngressConsumer],
       providers: [
         TrackingService,
         IngestMetrics,

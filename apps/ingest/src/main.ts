@@ -7,7 +7,8 @@ import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
 import { IngestMetrics } from './tracking/ingest.metrics';
-import { TRACKING_ROUTES } from './tracking/tracking.controller';
+import { registerTrackingRoutes } from './tracking/tracking.routes';
+import { TrackingService } from './tracking/tracking.service';
 
 /**
  * Compressed bodies are read up to this size; the limit on the inflated body
@@ -28,7 +29,6 @@ export async function startIngest(
     errorOverrides: { 413: { status: 400, code: 'request_too_large' } },
   });
   readBodiesAsBytes(app);
-  countRequests(app, app.get(IngestMetrics));
   app.connectMicroservice({
     strategy: new KafkaTransport({
       connection: app.get(KafkaConnection),
@@ -38,6 +38,13 @@ export async function startIngest(
       failureBackoffMs: 1_000,
     }),
   });
+  // After init, so that the routes share the error handler Nest installs then.
+  await app.init();
+  registerTrackingRoutes(
+    app.getHttpAdapter().getInstance(),
+    app.get(TrackingService),
+    app.get(IngestMetrics),
+  );
   await listen(app, config);
   return app;
 }
@@ -50,21 +57,6 @@ function readBodiesAsBytes(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   fastify.removeAllContentTypeParsers();
   app.useBodyParser('*', { bodyLimit: MAX_RAW_BODY_BYTES });
-}
-
-/** Counts tracking-API requests by route and status (health and metrics are left out). */
-function countRequests(app: NestFastifyApplication, metrics: IngestMetrics): void {
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onResponse', (request, reply, done) => {
-      if (request.url.startsWith('/v1/')) {
-        const name = request.url.slice(4).split(/[/?]/, 1)[0];
-        const route = Object.hasOwn(TRACKING_ROUTES, name) ? name : 'other';
-        metrics.requests.inc({ route, status: String(reply.statusCode) });
-      }
-      done();
-    });
 }
 
 if (require.main === module) runMain(loadIngestConfig, (config) => startIngest(config));

@@ -4,7 +4,7 @@ import { HEADER, TOPIC } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
 import { IngestHarness, TestSource } from '../../helpers/ingest-harness';
-import { eventually } from '../../helpers/services';
+import { eventually, scrapeMetric } from '../../helpers/services';
 import { json } from '../../helpers/topic-reader';
 import { SAMPLE_CALLS } from '../../fixtures/calls';
 
@@ -350,6 +350,34 @@ describe('refusals', () => {
     const answer = await h.post('/v1/unknown', {}, { basic: source.writeKey });
     expect(answer.status).toBe(404);
     expect(answer.body.code).toBe('not_found');
+  });
+
+  it('counts requests by route and status, and calls accepted and refused', async () => {
+    const metric = (name: string, labels: Record<string, string>) =>
+      scrapeMetric(h.url, name, labels);
+    const before = {
+      ok: await metric('sluice_ingest_requests_total', { route: 'track', status: '200' }),
+      other: await metric('sluice_ingest_requests_total', { route: 'other', status: '404' }),
+      accepted: await metric('sluice_ingest_calls_accepted_total', { type: 'track' }),
+      refused: await metric('sluice_ingest_calls_rejected_total', { reason: 'invalid_call' }),
+    };
+    await h.post('/v1/track', { userId: 'u', event: 'Counted' }, { basic: source.writeKey });
+    await h.post('/v1/nothing', {}, { basic: source.writeKey });
+    const batch = { batch: [{ type: 'track', userId: 'u', event: 'E' }, { type: 'track' }] };
+    await h.post('/v1/batch', batch, { basic: source.writeKey });
+    // A request is counted once its answer is sent, so maybe just after the client has it.
+    const counted = async () =>
+      (await metric('sluice_ingest_requests_total', { route: 'track', status: '200' })) ===
+        before.ok + 1 &&
+      (await metric('sluice_ingest_requests_total', { route: 'other', status: '404' })) ===
+        before.other + 1;
+    await eventually(async () => ((await counted()) ? true : undefined), 5_000, 'the counts');
+    expect(await metric('sluice_ingest_calls_accepted_total', { type: 'track' })).toBe(
+      before.accepted + 2,
+    );
+    expect(await metric('sluice_ingest_calls_rejected_total', { reason: 'invalid_call' })).toBe(
+      before.refused + 1,
+    );
   });
 
   it('publishes nothing with a write key in it, on any topic', async () => {

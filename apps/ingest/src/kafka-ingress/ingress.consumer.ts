@@ -43,7 +43,7 @@ export class IngressConsumer {
 
   private async reject(record: IncomingRecord, error: IngestError): Promise<void> {
     this.logger.warn(`ingress record ${record.partition}@${record.offset} refused: ${error.code}`);
-    this.metrics.rejected.inc({ reason: error.code, channel: 'kafka' });
+    this.metrics.callRejected(error.code, 'kafka');
     await this.producer.send([
       {
         topic: TOPIC.ingestRejected,

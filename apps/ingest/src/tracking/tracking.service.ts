@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 
 import { Injectable, Logger } from '@nestjs/common';
 
@@ -107,12 +108,12 @@ export class TrackingService {
         headers: { [HEADER.reason]: r.code, [HEADER.sourceId]: sourceId },
       })),
     ];
-    const stop = this.metrics.produceSeconds.startTimer();
+    const started = performance.now();
     try {
       await this.producer.send(records);
-      stop({ outcome: 'ok' });
+      this.metrics.produced('ok', (performance.now() - started) / 1000);
     } catch (error) {
-      stop({ outcome: 'error' });
+      this.metrics.produced('error', (performance.now() - started) / 1000);
       this.logger.warn(
         `Kafka did not take ${records.length} record(s) of source ${sourceId}: ${String(error)}`,
       );
@@ -121,8 +122,8 @@ export class TrackingService {
         'the calls could not be stored; nothing was accepted, retry later',
       );
     }
-    for (const call of intake.accepted) this.metrics.accepted.inc({ type: call.type, channel });
-    for (const r of intake.rejected) this.metrics.rejected.inc({ reason: r.code, channel });
+    for (const call of intake.accepted) this.metrics.callsAccepted(call.type, channel);
+    for (const r of intake.rejected) this.metrics.callRejected(r.code, channel);
     if (intake.accepted.length > 0) this.usage.add(sourceId, intake.accepted.length);
   }
 }
