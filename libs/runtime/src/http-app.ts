@@ -35,7 +35,12 @@ export async function createHttpApp(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const trustProxy = options.trustedProxies?.length ? [...options.trustedProxies] : false;
-  const adapter = new FastifyAdapter({ bodyLimit: options.bodyLimitBytes, trustProxy });
+  // No app uses Nest middleware: without middie, no request runs through its hook.
+  const adapter = new FastifyAdapter({
+    bodyLimit: options.bodyLimitBytes,
+    trustProxy,
+    skipMiddie: true,
+  });
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: options.logger ?? new JsonLogger(config.app, config.logLevel),
     abortOnError: false,
