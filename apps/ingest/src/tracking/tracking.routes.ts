@@ -57,6 +57,8 @@ export function registerTrackingRoutes(
       return rejected.length === 0 ? SUCCESS : JSON.stringify({ success: true, rejected });
     } catch (error) {
       if (!(error instanceof IngestError)) throw error;
+      // A request refused as a whole counts as one refused call; Kafka failing is not a refusal.
+      if (error.code !== 'kafka_unavailable') metrics.callRejected(error.code, 'http');
       void reply.status(error.status);
       return errorBody(error.code, error.message);
     }
