@@ -43,6 +43,7 @@ interface Measurements {
   readonly perf: Series;
   readonly track: Series;
   readonly bare: Series;
+  readonly bareFastify: Series;
   readonly trackAtHalf: Series;
   readonly bareAtHalf: Series;
 }
@@ -60,6 +61,7 @@ class IngestBench {
   private perfRecords = PERF_CALIBRATION_RECORDS;
   private ingest?: Target;
   private bare?: Target;
+  private bareFastify?: Target;
 
   constructor(settings: Settings) {
     this.settings = settings;
@@ -74,6 +76,7 @@ class IngestBench {
     await this.stand.setUp();
     this.ingest = this.stand.ingest;
     this.bare = this.stand.bare;
+    this.bareFastify = this.stand.bareFastify;
     await this.preflight();
     await this.warmUp();
     const maxima = await this.measureMaxima();
@@ -89,6 +92,7 @@ class IngestBench {
       [this.ingest, '/v1/batch', this.batchBody],
       [this.ingest, '/v1/track', this.trackBodies[0]],
       [this.bare, '/v1/track', this.trackBodies[0]],
+      [this.bareFastify, '/v1/track', this.trackBodies[0]],
     ];
     for (const [target, path, body] of checks) {
       const response = await fetch(`http://127.0.0.1:${target?.port}${path}`, {
@@ -119,6 +123,7 @@ class IngestBench {
     const track = { ...this.trackPlan(), ...short };
     await this.load(series('warm-up /v1/track', 'requests/s'), this.ingest, track);
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
+    await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -128,18 +133,22 @@ class IngestBench {
       perf: series('ProducerPerformance', 'records/s'),
       track: series('ingest /v1/track', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
+      bareFastify: series('bare Fastify', 'requests/s'),
     };
     const runs = {
       batch: () => this.load(m.batch, this.ingest, this.batchPlan()),
       perf: () => this.perf(m.perf),
       track: () => this.load(m.track, this.ingest, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
+      bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
     };
     for (let round = 1; round <= this.settings.rounds; round += 1) {
       progress(`round ${round}/${this.settings.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] =
-        round % 2 === 1 ? ['track', 'bare', 'batch', 'perf'] : ['bare', 'track', 'perf', 'batch'];
+        round % 2 === 1
+          ? ['track', 'bare', 'bareFastify', 'batch', 'perf']
+          : ['bareFastify', 'bare', 'track', 'perf', 'batch'];
       for (const name of order) await runs[name]();
     }
     return m;
@@ -251,7 +260,7 @@ class IngestBench {
       'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
         `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy)`,
       '',
-      seriesTable([m.batch, m.perf, m.track, m.bare, m.trackAtHalf, m.bareAtHalf]),
+      seriesTable([m.batch, m.perf, m.track, m.bare, m.bareFastify, m.trackAtHalf, m.bareAtHalf]),
       '',
       ratioTable([
         {
@@ -267,6 +276,11 @@ class IngestBench {
           perRound: paired(m.track, m.bare),
         },
       ]),
+      `(b) for context: bare Fastify requests/s ÷ bare node:http requests/s = ` +
+        `${ratio(m.bareFastify, m.bare).toFixed(2)} (the HTTP framework alone, before any work; ` +
+        `per round ${paired(m.bareFastify, m.bare)
+          .map((r) => r.toFixed(2))
+          .join(' ')})`,
       `(c) /v1/track p99 at half the maximum (${count(halfRate)} requests/s, open loop): ` +
         `${medianOf(m.trackAtHalf, 'p99Ms').toFixed(1)} ms (bare node:http at the same rate: ` +
         `${medianOf(m.bareAtHalf, 'p99Ms').toFixed(1)} ms; no numeric goal set)`,

@@ -1,6 +1,6 @@
 /**
  * What the benchmark runs against: a source row, the ingest app with fresh topics, the bare
- * `node:http` server, and Kafka's own topic for ProducerPerformance. Everything it creates it
+ * `node:http` and bare Fastify servers, and Kafka's own topic for ProducerPerformance. Everything it creates it
  * removes again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
  */
 import { randomBytes } from 'node:crypto';
@@ -24,6 +24,7 @@ const READY_TIMEOUT_MS = 90_000;
 const SETTLE_MS = 1_500;
 const INGEST_MAIN = 'dist/apps/ingest/src/main.js';
 const BARE_SERVER = 'bench/bare-server.mts';
+const BARE_FASTIFY = 'bench/bare-fastify.mts';
 
 /** What the stand needs to know. */
 export interface StandOptions {
@@ -47,6 +48,7 @@ export class Stand {
   readonly kafka;
   ingest?: Target;
   bare?: Target;
+  bareFastify?: Target;
   private admin?: Admin;
   private sourceId?: string;
   private processes: Managed[] = [];
@@ -77,7 +79,11 @@ export class Stand {
     await this.admin.connect();
     // Ingest creates its own topics at start-up; this one is ProducerPerformance's.
     await createTopics(this.admin, [this.perfTopic], this.options.partitions);
-    [this.ingest, this.bare] = await Promise.all([this.startIngest(), this.startBare()]);
+    [this.ingest, this.bare, this.bareFastify] = await Promise.all([
+      this.startIngest(),
+      this.startBare('bare node:http', BARE_SERVER),
+      this.startBare('bare Fastify', BARE_FASTIFY),
+    ]);
     await sleep(SETTLE_MS);
   }
 
@@ -117,11 +123,11 @@ export class Stand {
     return { name: 'ingest', port, pid: ingest.pid };
   }
 
-  private async startBare(): Promise<Target> {
-    const bare = this.supervisor.spawn('bare node:http', process.execPath, [BARE_SERVER], {});
+  private async startBare(name: string, script: string): Promise<Target> {
+    const bare = this.supervisor.spawn(name, process.execPath, [script], {});
     this.processes.push(bare);
     const { port } = (await firstJsonLine(bare, 10_000)) as { port: number };
-    return { name: 'bare node:http', port, pid: bare.pid };
+    return { name, port, pid: bare.pid };
   }
 
   private removeAll(): Promise<void> {
