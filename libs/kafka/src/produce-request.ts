@@ -57,7 +57,7 @@ export function encodes(args: ProduceRequestArgs): boolean {
 
 /** The request's body, after the request header, for a request {@link encodes} accepts. */
 export function encodeProduceRequest(args: ProduceRequestArgs, now = Date.now()): Buffer {
-  // Pass 1: every string's UTF-8 length, in write order, and the total size.
+  // Pass 1: each record's size and each string's UTF-8 length, in write order; the total.
   const lengths: number[] = [];
   let size = 2 + 2 + 4 + 4; // null transactional id, acks, timeout, topic count
   for (const topic of args.topicData) {
