@@ -4,8 +4,14 @@ import { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import { isObservable, lastValueFrom } from 'rxjs';
 
 import { KafkaConnection } from './kafka.connection';
+import { OffsetCommits } from './offset-commits';
 import { PartitionPipeline } from './partition-pipeline';
 import { IncomingRecord, normalizeHeaders } from './records';
+import { fixRequestTimeoutChecks } from './request-timeout-fix';
+
+// Installed with the transport (kafka.connection.ts installs the other fixes): every process
+// that consumes holds several connections, whose idle timeout checks this shares.
+fixRequestTimeoutChecks();
 
 /** Options of the {@link KafkaTransport}. */
 export interface KafkaTransportOptions {
@@ -45,6 +51,12 @@ export interface KafkaTransportOptions {
  */
 const ADMISSION_WAIT_MS = 1_000;
 
+/**
+ * How long finished offsets gather before they are committed, all partitions in one request
+ * ({@link OffsetCommits}): a crash replays at most about this much more.
+ */
+const COMMIT_GATHER_MS = 50;
+
 /** The context handlers receive beside the record. */
 export class RecordContext extends BaseRpcContext<[IncomingRecord]> {
   get record(): IncomingRecord {
@@ -74,6 +86,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly live = new Set<PartitionPipeline>();
   /** Bumped by every rebalance: an older pipeline no longer pauses or rewinds its partition. */
   private generation = 0;
+  /** The partitions' finished offsets, committed together. */
+  private readonly commits = new OffsetCommits(
+    (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
+    COMMIT_GATHER_MS,
+  );
 
   constructor(private readonly options: KafkaTransportOptions) {
     super();
@@ -223,11 +240,12 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
         admissionWaitMs: ADMISSION_WAIT_MS,
       },
       {
-        commit: async (offset) => {
-          // Only the current generation commits: an old pipeline's partition may be another
-          // member's now, and its records are handled again from the rewind.
-          if (current()) await this.consumer?.commitOffsets([{ topic, partition, offset }]);
-        },
+        // Only the current generation commits: an old pipeline's partition may be another
+        // member's now, and its records are handled again from the rewind.
+        commit: (offset) =>
+          current()
+            ? this.commits.commit({ topic, partition, offset }, current)
+            : Promise.resolve(),
         rewind: (offset, resumeAt) => {
           if (current()) this.pauseUntil(topic, partition, offset, resumeAt);
         },

@@ -1,6 +1,26 @@
 import { IncomingRecord } from './records';
 import { Semaphore } from './semaphore';
 
+/** An admitted record. */
+interface Task {
+  readonly record: IncomingRecord;
+  readonly offset: bigint;
+  done: boolean;
+  /** The hash of its key ({@link laneOf}); undefined without a key. */
+  readonly lane: number | undefined;
+}
+
+/**
+ * A 32-bit FNV-1a hash of a record's key, naming the lane its records run in, one at a time;
+ * undefined without a key. Hashing costs less than making a string of the key per record.
+ */
+export function laneOf(key: Buffer | null): number | undefined {
+  if (key === null) return undefined;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key[i], 0x01000193);
+  return hash >>> 0;
+}
+
 /** What a pipeline asks of the consumer that feeds it. */
 export interface PipelineControl {
   /** Commits `nextOffset` (the next record to consume) for the partition. */
@@ -43,9 +63,14 @@ export interface PipelineOptions {
  */
 export class PartitionPipeline {
   private readonly slots: Semaphore;
-  private readonly lanes = new Map<string, Promise<void>>();
+  /**
+   * Keys with a record running, by a hash of the key, with the records of that key waiting
+   * behind it in order (null when none waits). Two keys with one hash share a lane: they run
+   * one after the other, which keeps each key's order.
+   */
+  private readonly lanes = new Map<number, Task[] | null>();
   /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
-  private readonly pending: { offset: bigint; done: boolean }[] = [];
+  private readonly pending: Task[] = [];
   private lastAdmitted: bigint | undefined;
   /** The offset the finished prefix reaches, and the one last sent to Kafka. */
   private wanted: bigint | undefined;
@@ -78,24 +103,31 @@ export class PartitionPipeline {
     running: () => boolean,
   ): Promise<string | undefined> {
     let last: string | undefined;
+    // Asked again only after a wait: nothing between two waits can change it (a rewind or a
+    // hold here ends the loop).
+    let active = running();
     for (const record of records) {
       const offset = BigInt(record.offset);
       // A batch fetched again after a rewind may start with records already admitted.
       if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
-      if (this.failure !== undefined || this.held || !running()) break;
+      if (this.failure !== undefined || this.held || !active) break;
       const dueAt = this.options.dueAt(record);
       if (dueAt !== undefined && dueAt > this.options.now()) {
         this.control.rewind(record.offset, dueAt);
         break;
       }
-      if (!(await this.slots.acquireWithin(this.options.admissionWaitMs))) {
-        this.held = true;
-        this.control.hold(record.offset);
-        break;
-      }
-      if (this.failure !== undefined || !running()) {
-        this.slots.release();
-        break;
+      if (!this.slots.tryAcquire()) {
+        const acquired = await this.slots.acquireWithin(this.options.admissionWaitMs);
+        active = running();
+        if (!acquired) {
+          this.held = true;
+          this.control.hold(record.offset);
+          break;
+        }
+        if (this.failure !== undefined || !active) {
+          this.slots.release();
+          break;
+        }
       }
       this.start(record, offset);
       last = record.offset;
@@ -116,35 +148,50 @@ export class PartitionPipeline {
   }
 
   private start(record: IncomingRecord, offset: bigint): void {
-    const entry = { offset, done: false };
-    this.pending.push(entry);
+    const task: Task = { record, offset, done: false, lane: laneOf(record.key) };
+    this.pending.push(task);
     this.lastAdmitted = offset;
     this.inFlight += 1;
-    // Never rejects: a lane's next record runs after this one whatever happened.
-    const run = async (): Promise<void> => {
-      try {
-        // A failure earlier in the partition stops the records after it, also in this lane.
-        if (this.failure !== undefined && offset > this.failure) return;
-        await this.handle(record);
-        entry.done = true;
-      } catch (error) {
-        if (this.failure === undefined || offset < this.failure) this.failure = offset;
-        this.control.failed(record.offset, error);
-      } finally {
-        this.slots.release();
-        this.finished();
+    if (task.lane !== undefined) {
+      if (this.lanes.has(task.lane)) {
+        // Runs once the records of its lane admitted before it have finished.
+        const waiting = this.lanes.get(task.lane);
+        if (waiting) waiting.push(task);
+        else this.lanes.set(task.lane, [task]);
+        return;
       }
-    };
-    const lane = record.key ? record.key.toString('latin1') : undefined;
-    if (lane === undefined) {
-      void run();
+      this.lanes.set(task.lane, null);
+    }
+    void this.run(task);
+  }
+
+  /** Handles one record; never rejects. Then the next record of its lane, if any, starts. */
+  private async run(task: Task): Promise<void> {
+    try {
+      // A failure earlier in the partition stops the records after it, also in this lane.
+      if (this.failure === undefined || task.offset <= this.failure) {
+        await this.handle(task.record);
+        task.done = true;
+      }
+    } catch (error) {
+      if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
+      this.control.failed(task.record.offset, error);
+    } finally {
+      this.slots.release();
+      this.finished();
+      if (task.lane !== undefined) this.nextInLane(task.lane);
+    }
+  }
+
+  private nextInLane(lane: number): void {
+    const waiting = this.lanes.get(lane);
+    const next = waiting?.shift();
+    if (next === undefined) {
+      this.lanes.delete(lane);
       return;
     }
-    const task = (this.lanes.get(lane) ?? Promise.resolve()).then(run);
-    this.lanes.set(lane, task);
-    void task.then(() => {
-      if (this.lanes.get(lane) === task) this.lanes.delete(lane);
-    });
+    if (waiting!.length === 0) this.lanes.set(lane, null);
+    void this.run(next);
   }
 
   /** After each record: commit what is finished, fetch again if held, recover from a failure. */
@@ -162,9 +209,12 @@ export class PartitionPipeline {
 
   /** Commits the finished prefix; while a commit is on its way, later offsets gather. */
   private advance(): void {
-    let through: bigint | undefined;
-    while (this.pending.length > 0 && this.pending[0].done) through = this.pending.shift()!.offset;
-    if (through !== undefined) this.commitThrough(through + 1n);
+    let finished = 0;
+    while (finished < this.pending.length && this.pending[finished].done) finished += 1;
+    if (finished === 0) return;
+    const through = this.pending[finished - 1].offset;
+    this.pending.splice(0, finished);
+    this.commitThrough(through + 1n);
   }
 
   private commitThrough(next: bigint): void {

@@ -1,0 +1,90 @@
+/**
+ * kafkajs 2.2.4 gives every broker connection its own 100 ms interval timer that looks for
+ * timed-out requests, for as long as the connection is open, whether anything is in flight
+ * or not. A dispatcher holds about eight connections (two consumer groups with their
+ * coordinators, the producer, admin clients), whose timers fire at different moments: an idle
+ * process woke some 30 times a second for them alone, and on the shared 2-core machines each
+ * wake-up costs more than the check itself. This replaces them with one shared timer, once a
+ * second, that checks every open connection's requests in flight exactly as kafkajs does
+ * (timing out those older than their request timeout, 30 s by default, so at most a second
+ * late) and forgets a connection once it is closed.
+ */
+
+/** The parts of kafkajs's `RequestQueue` the fix touches. */
+interface RequestQueueInternals {
+  enforceRequestTimeout: boolean;
+  requestTimeout: number;
+  inflight: Map<number, { sentAt: number; requestTimeout: number; timeoutRequest(): void }>;
+  isConnected(): boolean;
+  destroy(): void;
+  scheduleRequestTimeoutCheck(): void;
+}
+
+/** The kafkajs version whose `RequestQueue` this was written against. */
+export const REQUEST_TIMEOUT_FIX_KAFKAJS_VERSION = '2.2.4';
+
+/** Interval of the shared check (kafkajs: 100 ms per connection). */
+export const REQUEST_TIMEOUT_CHECK_MS = 1_000;
+
+/** The open connections' queues, checked by the shared timer. */
+const queues = new Set<RequestQueueInternals>();
+let timer: NodeJS.Timeout | undefined;
+
+/** Times out the requests in flight past their deadline; forgets queues no longer connected. */
+export function checkRequestTimeouts(now: number = Date.now()): void {
+  for (const queue of queues) {
+    for (const request of queue.inflight.values()) {
+      if (now - request.sentAt > request.requestTimeout) request.timeoutRequest();
+    }
+    if (!queue.isConnected()) queue.destroy();
+  }
+}
+
+/** Replaces kafkajs's per-connection interval: the queue joins the shared check. */
+export function scheduleRequestTimeoutCheck(this: RequestQueueInternals): void {
+  if (!this.enforceRequestTimeout) return;
+  this.destroy();
+  queues.add(this);
+  if (timer === undefined) {
+    timer = setInterval(checkRequestTimeouts, REQUEST_TIMEOUT_CHECK_MS);
+    // The connections' sockets keep a process alive, never this timer.
+    timer.unref();
+  }
+}
+
+/** Wraps kafkajs's `destroy` (connection closed): the queue leaves the shared check. */
+function leavingCheck(destroy: () => void): (this: RequestQueueInternals) => void {
+  return function (this: RequestQueueInternals): void {
+    destroy.call(this);
+    queues.delete(this);
+    if (queues.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+}
+
+/** How many connections the shared timer checks now (for specs). */
+export function checkedRequestQueues(): number {
+  return queues.size;
+}
+
+let applied = false;
+
+/**
+ * Installs the fix once per process, before any client connects; only on the kafkajs version
+ * it was written for (another version keeps its own checks).
+ * @returns whether the fix is in place
+ */
+export function fixRequestTimeoutChecks(): boolean {
+  if (applied) return true;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { version } = require('kafkajs/package.json') as { version: string };
+  if (version !== REQUEST_TIMEOUT_FIX_KAFKAJS_VERSION) return false;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const queue = require('kafkajs/src/network/requestQueue') as { prototype: RequestQueueInternals };
+  queue.prototype.destroy = leavingCheck(queue.prototype.destroy);
+  queue.prototype.scheduleRequestTimeoutCheck = scheduleRequestTimeoutCheck;
+  applied = true;
+  return true;
+}
