@@ -72,8 +72,8 @@ export class AppModule {
           ],
         }),
       ],
-      controllers: [DeliveriesConsumer],
       providers: [
+        DeliveriesConsumer,
         DispatchService,
         DispatcherMetrics,
         WebhookClientCloser,

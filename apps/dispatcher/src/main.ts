@@ -1,12 +1,12 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { HEADER, retryTopic, TOPIC } from '@app/contracts';
-import { IncomingRecord, KafkaConnection, KafkaTransport } from '@app/kafka';
+import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule, dispatcherGroupIds } from './app.module';
 import { DispatcherConfig, loadDispatcherConfig, retryTiers } from './config';
-import { DispatchService } from './delivery/dispatch.service';
+import { DeliveriesConsumer } from './delivery/deliveries.consumer';
 
 /** Pause of a partition after Kafka refused a retry or dead record, before trying again. */
 const FAILURE_BACKOFF_MS = 1_000;
@@ -29,13 +29,7 @@ export async function startDispatcher(
     maxInFlightPerPartition: dispatcher.maxInFlightPerPartition,
     failureBackoffMs: FAILURE_BACKOFF_MS,
   };
-  app.connectMicroservice({
-    strategy: new KafkaTransport({
-      ...common,
-      groupId: groups.main,
-      topics: [TOPIC.deliveries],
-    }),
-  });
+  const main = new KafkaTransport({ ...common, groupId: groups.main, topics: [TOPIC.deliveries] });
   const tiers = retryTiers(config).map(retryTopic);
   const retries = new KafkaTransport({
     ...common,
@@ -44,10 +38,8 @@ export async function startDispatcher(
     // A tier has one delay, so its records come due in order: pause until the head is due.
     dueAtHeader: HEADER.dueAt,
   });
-  const dispatch = app.get(DispatchService);
-  for (const topic of tiers) {
-    retries.addHandler(topic, (record: IncomingRecord) => dispatch.dispatch(record, 'retry'), true);
-  }
+  app.get(DeliveriesConsumer).register(main, retries, tiers);
+  app.connectMicroservice({ strategy: main });
   app.connectMicroservice({ strategy: retries });
   await listen(app, config);
   return app;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { hmacKey, hmacSha1Hex } from './hmac';
+import { HmacSha1, hmacSha1Hex } from './hmac';
 
 interface Vector {
   name: string;
@@ -36,11 +36,24 @@ describe(hmacSha1Hex.name, () => {
   });
 });
 
-describe(hmacKey.name, () => {
-  it('signs as the secret itself does', () => {
-    for (const vector of VECTORS) {
-      const body = Buffer.from(vector.body, 'utf8');
-      expect(hmacSha1Hex(hmacKey(vector.secret), body)).toBe(vector.hmacSha1Hex);
+describe(HmacSha1.name, () => {
+  it.each(VECTORS.map((v) => [v.name, v] as const))('matches vector %s', (_name, vector) => {
+    const signer = new HmacSha1(vector.secret);
+    expect(signer.hex(Buffer.from(vector.body, 'utf8'))).toBe(vector.hmacSha1Hex);
+  });
+
+  it('matches RFC 2202 test case 6 (a key longer than a block, hashed first)', () => {
+    const signer = new HmacSha1('\xaa'.repeat(80));
+    const body = Buffer.from('Test Using Larger Than Block-Size Key - Hash Key First');
+    // The RFC's key is 80 bytes of 0xaa; as a string each is one UTF-8 code point of 2 bytes.
+    expect(signer.hex(body)).toBe(hmacSha1Hex(Buffer.from('\xaa'.repeat(80), 'utf8'), body));
+  });
+
+  it('signs many bodies of different sizes with one key, also past its scratch space', () => {
+    const signer = new HmacSha1(VECTORS[1].secret);
+    for (const size of [0, 1, 700, 16 * 1024, 16 * 1024 + 1, 100_000, 3]) {
+      const body = Buffer.alloc(size, size % 251);
+      expect(signer.hex(body)).toBe(hmacSha1Hex(VECTORS[1].secret, body));
     }
   });
 });

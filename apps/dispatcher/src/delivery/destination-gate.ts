@@ -20,6 +20,11 @@ export class DestinationGate {
     return (this.streaks.get(destinationId) ?? 0) >= this.failingAfter;
   }
 
+  /** Takes one of the destination's slots if one is free, without waiting. */
+  tryAcquire(destinationId: string): boolean {
+    return this.slotsOf(destinationId).tryAcquire();
+  }
+
   /** Waits for one of the destination's slots. */
   async acquire(destinationId: string): Promise<void> {
     await this.slotsOf(destinationId).acquire();

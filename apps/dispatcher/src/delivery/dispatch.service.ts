@@ -1,11 +1,9 @@
-import type { KeyObject } from 'node:crypto';
-
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { delayLabel, DeliveryResult } from '@app/contracts';
 import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
-import { hmacKey, hmacSha1Hex, SecretBox, SecretBoxError } from '@app/signing';
+import { HmacSha1, SecretBox, SecretBoxError } from '@app/signing';
 
 import {
   DeadLetter,
@@ -62,8 +60,8 @@ export class DispatchService {
   private readonly now: () => number;
   private readonly slots: Semaphore;
   private readonly gate: DestinationGate;
-  /** HMAC keys of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
-  private readonly keys = new WeakMap<object, KeyObject>();
+  /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
+  private readonly signers = new WeakMap<object, HmacSha1>();
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -123,15 +121,19 @@ export class DispatchService {
       if (this.gate.isFailing(destination.id)) {
         return this.leaveMainTopic(record, facts, 'destination_failing');
       }
-      if (!(await this.gate.acquireWithin(destination.id, this.options.destinationWaitMs))) {
+      if (
+        !this.gate.tryAcquire(destination.id) &&
+        !(await this.gate.acquireWithin(destination.id, this.options.destinationWaitMs))
+      ) {
         return this.leaveMainTopic(record, facts, 'destination_busy');
       }
-    } else {
+    } else if (!this.gate.tryAcquire(destination.id)) {
       await this.gate.acquire(destination.id);
     }
     // The destination's slot first: deliveries queued behind a slow destination must not
-    // hold slots of the process-wide bound that other destinations need.
-    await this.slots.acquire();
+    // hold slots of the process-wide bound that other destinations need. (A free slot is
+    // taken without a promise: most deliveries find one.)
+    if (!this.slots.tryAcquire()) await this.slots.acquire();
     try {
       return await this.attempt(record, facts, body, destination, webhooks, path);
     } finally {
@@ -166,9 +168,10 @@ export class DispatchService {
         lastAttemptAt: startedAt,
       });
     }
-    const results = await Promise.all(
-      webhooks.map((webhook) => this.post(facts, webhook, body, signed)),
-    );
+    const results =
+      webhooks.length === 1
+        ? [await this.post(facts, webhooks[0], body, signed)]
+        : await Promise.all(webhooks.map((webhook) => this.post(facts, webhook, body, signed)));
     const now = this.now();
     if (results.some((r) => r.kind === 'success')) {
       this.gate.succeeded(destination.id);
@@ -274,12 +277,12 @@ export class DispatchService {
     };
     const ciphertext = destination.sharedSecretCiphertext;
     if (ciphertext) {
-      let key = this.keys.get(ciphertext);
-      if (key === undefined) {
-        key = hmacKey(this.options.secrets.open(ciphertext));
-        this.keys.set(ciphertext, key);
+      let signer = this.signers.get(ciphertext);
+      if (signer === undefined) {
+        signer = new HmacSha1(this.options.secrets.open(ciphertext));
+        this.signers.set(ciphertext, signer);
       }
-      headers[SIGNATURE_HEADER] = hmacSha1Hex(key, body);
+      headers[SIGNATURE_HEADER] = signer.hex(body);
     }
     return headers;
   }
