@@ -18,7 +18,7 @@ interface Queue {
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const RequestQueue = require('kafkajs/src/network/requestQueue') as {
-  prototype: { destroy(): void; scheduleRequestTimeoutCheck(): void };
+  prototype: { destroy: (this: Queue) => void; scheduleRequestTimeoutCheck: (this: Queue) => void };
 };
 
 function queue(): Queue {

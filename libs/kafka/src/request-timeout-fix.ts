@@ -16,8 +16,8 @@ interface RequestQueueInternals {
   requestTimeout: number;
   inflight: Map<number, { sentAt: number; requestTimeout: number; timeoutRequest(): void }>;
   isConnected(): boolean;
-  destroy(): void;
-  scheduleRequestTimeoutCheck(): void;
+  destroy: (this: RequestQueueInternals) => void;
+  scheduleRequestTimeoutCheck: (this: RequestQueueInternals) => void;
 }
 
 /** The kafkajs version whose `RequestQueue` this was written against. */
@@ -53,7 +53,9 @@ export function scheduleRequestTimeoutCheck(this: RequestQueueInternals): void {
 }
 
 /** Wraps kafkajs's `destroy` (connection closed): the queue leaves the shared check. */
-function leavingCheck(destroy: () => void): (this: RequestQueueInternals) => void {
+function leavingCheck(
+  destroy: (this: RequestQueueInternals) => void,
+): (this: RequestQueueInternals) => void {
   return function (this: RequestQueueInternals): void {
     destroy.call(this);
     queues.delete(this);
