@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Gauge, Histogram, LabelValues } from 'prom-client';
+import { Counter, Gauge, LabelValues } from 'prom-client';
 
 import { Metrics } from '@app/observability';
+
+import { HistogramSeries, LightHistogram } from './light-histogram';
 
 /**
  * Counts kept as plain numbers on the hot path, by a key naming one set of label values, and
@@ -43,7 +45,7 @@ export class DispatcherMetrics {
   /** Webhook requests made, by outcome (success, retryable, permanent) and status class. */
   readonly attempts: Counter<'outcome' | 'status_class'>;
   /** Duration of one webhook request, by outcome. */
-  readonly requestSeconds: Histogram<'outcome'>;
+  readonly requestSeconds: LightHistogram<'outcome'>;
   /** Deliveries handled, by result: delivered, retried, dead, discarded. */
   readonly deliveries: Counter<'result'>;
   /** Deliveries sent to a retry tier, by tier (its delay label). */
@@ -55,11 +57,14 @@ export class DispatcherMetrics {
   /** Webhook requests in flight now. */
   readonly requestsInFlight: Gauge;
   /** From the router's produce (first attempt) or the first attempt (retries) to a 2xx. */
-  readonly latencySeconds: Histogram;
+  readonly latencySeconds: LightHistogram<never>;
 
   private readonly pendingAttempts = new PendingCounts<'outcome' | 'status_class'>();
   private readonly pendingDeliveries = new PendingCounts<'result'>();
   private inFlight = 0;
+  /** `requestSeconds` by outcome, resolved once. */
+  private readonly requestSeries = new Map<string, HistogramSeries>();
+  private readonly latency: HistogramSeries;
 
   constructor(metrics: Metrics) {
     const registers = [metrics.registry];
@@ -73,12 +78,13 @@ export class DispatcherMetrics {
         pendingAttempts.flush(this);
       },
     });
-    this.requestSeconds = metrics.histogram(
+    this.requestSeconds = new LightHistogram(
       'sluice_dispatcher_request_duration_seconds',
       'Duration of one webhook request',
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       ['outcome'],
     );
+    metrics.registry.registerMetric(this.requestSeconds as never);
     const pendingDeliveries = this.pendingDeliveries;
     this.deliveries = new Counter({
       name: 'sluice_dispatcher_deliveries_total',
@@ -113,11 +119,13 @@ export class DispatcherMetrics {
         this.set(inFlight());
       },
     });
-    this.latencySeconds = metrics.histogram(
+    this.latencySeconds = new LightHistogram(
       'sluice_dispatcher_delivery_latency_seconds',
       'Time from a delivery being produced (or first attempted, for retries) to its 2xx',
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 14400],
     );
+    metrics.registry.registerMetric(this.latencySeconds as never);
+    this.latency = this.latencySeconds.series();
   }
 
   /** A webhook request starts. */
@@ -128,12 +136,22 @@ export class DispatcherMetrics {
   /** A webhook request ended after `seconds` with this outcome and status (none without one). */
   requestEnded(outcome: string, status: number | undefined, seconds: number): void {
     this.inFlight -= 1;
-    this.requestSeconds.observe({ outcome }, seconds);
+    let series = this.requestSeries.get(outcome);
+    if (!series) {
+      series = this.requestSeconds.series({ outcome });
+      this.requestSeries.set(outcome, series);
+    }
+    series.observe(seconds);
     const statusLabel = statusClass(status);
     this.pendingAttempts.add(`${outcome} ${statusLabel}`, () => ({
       outcome,
       status_class: statusLabel,
     }));
+  }
+
+  /** A delivery was delivered `seconds` after it was produced (or first attempted). */
+  delivered(seconds: number): void {
+    this.latency.observe(seconds);
   }
 
   /** A delivery was handled, with this result. */
