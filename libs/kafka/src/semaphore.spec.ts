@@ -33,3 +33,29 @@ describe('Semaphore', () => {
     expect(s.tryAcquire()).toBe(false);
   });
 });
+
+describe('Semaphore deadlines', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('gives up on each waiter at its own deadline, in any order, and serves the rest in order', async () => {
+    jest.useFakeTimers();
+    const s = new Semaphore(1);
+    expect(s.tryAcquire()).toBe(true);
+    const results: string[] = [];
+    const long = s.acquireWithin(300).then((ok) => results.push(`long ${ok}`));
+    const forever = s.acquire().then(() => results.push('forever'));
+    const short = s.acquireWithin(100).then((ok) => results.push(`short ${ok}`));
+    await jest.advanceTimersByTimeAsync(99);
+    expect(results).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    await short;
+    expect(results).toEqual(['short false']);
+    s.release();
+    await long;
+    expect(results).toEqual(['short false', 'long true']);
+    await jest.advanceTimersByTimeAsync(1_000);
+    s.release();
+    await forever;
+    expect(results).toEqual(['short false', 'long true', 'forever']);
+  });
+});
