@@ -47,16 +47,28 @@ describe(DestinationGate.name, () => {
     expect(await settled(third)).toBe(false);
     // Another destination is not held up.
     expect(await settled(gate.acquire('d-2'))).toBe(true);
-    gate.release('d-1');
+    gate.release('d-1', 0);
     expect(await settled(third)).toBe(true);
     const fourth = gate.acquire('d-1');
     expect(await settled(fourth)).toBe(false);
-    gate.release('d-1');
+    gate.release('d-1', 0);
     await expect(fourth).resolves.toBeUndefined();
   });
 
   it('ignores the release of a destination never acquired', () => {
     const gate = new DestinationGate(1, 1);
-    expect(() => gate.release('unknown')).not.toThrow();
+    expect(() => gate.release('unknown', 0)).not.toThrow();
+  });
+
+  it('counts a destination at its bound stalled from its last free slot taken or delivery finished', () => {
+    const gate = new DestinationGate(2, 5);
+    expect(gate.stalledMs('d-1', 1_000)).toBe(0);
+    expect(gate.tryAcquire('d-1', 1_000)).toBe(true);
+    expect(gate.tryAcquire('d-1', 1_100)).toBe(true);
+    expect(gate.tryAcquire('d-1', 1_700)).toBe(false);
+    expect(gate.stalledMs('d-1', 1_700)).toBe(600);
+    gate.release('d-1', 1_800);
+    expect(gate.stalledMs('d-1', 1_900)).toBe(100);
+    expect(gate.stalledMs('d-2', 1_900)).toBe(0);
   });
 });

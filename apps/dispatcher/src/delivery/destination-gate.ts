@@ -10,6 +10,8 @@ import { Semaphore } from '@app/kafka';
 export class DestinationGate {
   private readonly slots = new Map<string, Semaphore>();
   private readonly streaks = new Map<string, number>();
+  /** When each destination last took a free slot or finished a delivery (epoch ms). */
+  private readonly progress = new Map<string, number>();
 
   constructor(
     private readonly perDestination: number,
@@ -21,8 +23,20 @@ export class DestinationGate {
   }
 
   /** Takes one of the destination's slots if one is free, without waiting. */
-  tryAcquire(destinationId: string): boolean {
-    return this.slotsOf(destinationId).tryAcquire();
+  tryAcquire(destinationId: string, now: number): boolean {
+    if (!this.slotsOf(destinationId).tryAcquire()) return false;
+    this.progress.set(destinationId, now);
+    return true;
+  }
+
+  /**
+   * How long a destination at its bound (its last `tryAcquire` failed) has finished nothing:
+   * since it last took a free slot or finished a delivery. A destination whose every slot
+   * hangs frees none for a new delivery either, so waiting for one only holds the partition.
+   */
+  stalledMs(destinationId: string, now: number): number {
+    const since = this.progress.get(destinationId);
+    return since === undefined ? 0 : now - since;
   }
 
   /** Waits for one of the destination's slots. */
@@ -44,7 +58,9 @@ export class DestinationGate {
     return slots;
   }
 
-  release(destinationId: string): void {
+  /** A delivery of the destination finished (progress, whatever its outcome). */
+  release(destinationId: string, now: number): void {
+    this.progress.set(destinationId, now);
     this.slots.get(destinationId)?.release();
   }
 

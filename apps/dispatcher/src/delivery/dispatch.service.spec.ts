@@ -657,6 +657,23 @@ describe(DispatchService.name, () => {
       expect(producer.sent).toEqual([]);
     });
 
+    it('sends a main-topic delivery on at once when its destination has finished nothing for the wait', async () => {
+      const release = holdSlowUrl();
+      const dispatch = service({
+        maxInFlight: 8,
+        maxInFlightPerDestination: 1,
+        destinationWaitMs: 60_000,
+      });
+      const first = dispatch.dispatch(delivery(), 'main');
+      await settle();
+      now += 60_000;
+      // Without the rule this would wait a minute of real time for the slot.
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(producer.sent[0].headers?.[HEADER.reason]).toBe('destination_busy');
+      release();
+      await expect(first).resolves.toBe('delivered');
+    });
+
     it("holds a retry tier's deliveries past the destination's bound until one finishes", async () => {
       const release = holdSlowUrl();
       const dispatch = service({ maxInFlight: 8, maxInFlightPerDestination: 1 });

@@ -122,12 +122,12 @@ export class DispatchService {
         return this.leaveMainTopic(record, facts, 'destination_failing');
       }
       if (
-        !this.gate.tryAcquire(destination.id) &&
-        !(await this.gate.acquireWithin(destination.id, this.options.destinationWaitMs))
+        !this.gate.tryAcquire(destination.id, this.now()) &&
+        !(await this.waitForSlot(destination.id))
       ) {
         return this.leaveMainTopic(record, facts, 'destination_busy');
       }
-    } else if (!this.gate.tryAcquire(destination.id)) {
+    } else if (!this.gate.tryAcquire(destination.id, this.now())) {
       await this.gate.acquire(destination.id);
     }
     // The destination's slot first: deliveries queued behind a slow destination must not
@@ -138,7 +138,7 @@ export class DispatchService {
       return await this.attempt(record, facts, body, destination, webhooks, path);
     } finally {
       this.slots.release();
-      this.gate.release(destination.id);
+      this.gate.release(destination.id, this.now());
     }
   }
 
@@ -227,6 +227,18 @@ export class DispatchService {
       }),
       plan.delaySeconds,
     );
+  }
+
+  /**
+   * A main-topic delivery waits up to `destinationWaitMs` for a slot of its destination, unless
+   * the destination has finished nothing for that long already (every request hanging, as
+   * before its timeouts make it failing): then no slot will come in time, and waiting would
+   * only hold a slot of the partition that other destinations' deliveries need.
+   */
+  private async waitForSlot(destinationId: string): Promise<boolean> {
+    const waitMs = this.options.destinationWaitMs;
+    if (this.gate.stalledMs(destinationId, this.now()) >= waitMs) return false;
+    return this.gate.acquireWithin(destinationId, waitMs);
   }
 
   /** A delivery goes to the first tier without an attempt on the main topic. */
