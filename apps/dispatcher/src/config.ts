@@ -49,7 +49,8 @@ class DispatcherEnv extends BaseEnv {
   /**
    * Longest a delivery of the main topic waits for a slot of its destination (at its
    * in-flight bound); then it leaves for the first retry tier, so a slow destination never
-   * holds the main topic's partitions.
+   * holds the main topic's partitions. A destination at its bound that has finished nothing
+   * for this long is not waited for at all.
    */
   @IsInt()
   @Min(0)
