@@ -5,8 +5,11 @@ import { KafkaConnectionOptions } from './kafka.options';
 import { keyHashPartitioner } from './partitioner';
 import { fixProduceEncoding } from './produce-request';
 import { fixRequestQueueIdleLoop } from './request-queue-fix';
+import { fixRequestTimeoutChecks } from './request-timeout-fix';
 
+// kafkajs 2.2.4 fixes, installed once per process before any client exists.
 fixRequestQueueIdleLoop();
+fixRequestTimeoutChecks();
 fixProduceEncoding();
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */

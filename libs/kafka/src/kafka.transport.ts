@@ -7,11 +7,6 @@ import { KafkaConnection } from './kafka.connection';
 import { OffsetCommits } from './offset-commits';
 import { PartitionPipeline } from './partition-pipeline';
 import { IncomingRecord, normalizeHeaders } from './records';
-import { fixRequestTimeoutChecks } from './request-timeout-fix';
-
-// Installed with the transport (kafka.connection.ts installs the other fixes): every process
-// that consumes holds several connections, whose idle timeout checks this shares.
-fixRequestTimeoutChecks();
 
 /** Options of the {@link KafkaTransport}. */
 export interface KafkaTransportOptions {
