@@ -1,5 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+import { CounterTally } from './counter-tally';
+import { LightHistogram } from './light-histogram';
+
 /** How often the event-loop delay is sampled, in ms. */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
@@ -30,8 +33,26 @@ export class Metrics {
     for (const name of GAUGES_NAMED_LIKE_COUNTERS) this.registry.removeSingleMetric(name);
   }
 
-  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
-    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  /** A counter; with a `tally`, the tally's counts are added to it whenever it is read. */
+  counter<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    tally?: CounterTally<L>,
+  ): Counter<L> {
+    return new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(tally
+        ? {
+            collect(this: Counter<L>): void {
+              tally.flush(this);
+            },
+          }
+        : {}),
+    });
   }
 
   gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
@@ -45,6 +66,18 @@ export class Metrics {
     labelNames: readonly L[] = [],
   ): Histogram<L> {
     return new Histogram({ name, help, buckets, labelNames, registers: [this.registry] });
+  }
+
+  /** A histogram for hot paths: observed through series resolved once ({@link LightHistogram}). */
+  lightHistogram<L extends string>(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    labelNames: readonly L[] = [],
+  ): LightHistogram<L> {
+    const histogram = new LightHistogram(name, help, buckets, labelNames);
+    this.registry.registerMetric(histogram as never);
+    return histogram;
   }
 
   /** The registry in Prometheus text format. */
