@@ -32,9 +32,11 @@ export class TopicAdmin {
 
   /**
    * Creates the topics that do not exist yet (idempotent; existing topics keep their
-   * partitions and configuration), then waits until every partition of them has a leader.
-   * A freshly created topic can be briefly unknown to the broker answering metadata
-   * requests; such retriable errors are retried with a growing pause, 10 times at most.
+   * partitions and configuration), then waits until every partition of them has a leader
+   * that serves it. A freshly created topic can be briefly unknown to the broker answering
+   * metadata requests, and a partition's leader can be named in metadata a moment before it
+   * answers for the partition (`NOT_LEADER_OR_FOLLOWER`); such retriable errors are retried
+   * with a growing pause, 10 times at most.
    */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     for (let attempt = 1; ; attempt += 1) {
@@ -80,6 +82,8 @@ export class TopicAdmin {
         },
       );
     }
+    // Asking each leader for its offsets proves it serves the partition.
+    await Promise.all(topics.map((topic) => this.admin.fetchTopicOffsets(topic)));
   }
 
   /**
