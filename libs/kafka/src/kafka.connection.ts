@@ -27,13 +27,40 @@ const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
  */
 const EXPECTED_WARNING = 'Limiting retries for the idempotent producer';
 
+/**
+ * Broker answers that only mean "not ready yet, ask again" while leaders and group
+ * coordinators settle (a new topic, a broker start). kafkajs logs every error answer at ERROR
+ * and then retries it; these are debug here. If the retries run out, the caller gets the
+ * error and reports it.
+ */
+export const TRANSIENT_ANSWERS: ReadonlySet<string> = new Set([
+  'This server is not the leader for that topic-partition',
+  'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  "The coordinator is loading and hence can't process requests for this group",
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
+]);
+
+/** The Nest log level of a kafkajs log entry. */
+export function nestLevel(
+  namespace: string,
+  level: logLevel,
+  message: string,
+  error?: unknown,
+): 'error' | 'warn' | 'debug' {
+  if (message.startsWith(EXPECTED_WARNING)) return 'debug';
+  if (namespace === 'Connection' && message.startsWith('Response ')) {
+    if (typeof error === 'string' && TRANSIENT_ANSWERS.has(error)) return 'debug';
+  }
+  return LEVELS[level] ?? 'debug';
+}
+
 const logToNest: logCreator = () => {
   const logger = new Logger('Kafka');
   return ({ namespace, level, log }) => {
     const { message, error } = log;
     const text = `${namespace}: ${message}${error ? ` (${String(error)})` : ''}`;
-    const method = message.startsWith(EXPECTED_WARNING) ? 'debug' : (LEVELS[level] ?? 'debug');
-    logger[method](text);
+    logger[nestLevel(namespace, level, message, error)](text);
   };
 };
 

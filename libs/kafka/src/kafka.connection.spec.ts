@@ -1,0 +1,46 @@
+import { logLevel } from 'kafkajs';
+
+import { nestLevel, TRANSIENT_ANSWERS } from './kafka.connection';
+
+describe(nestLevel.name, () => {
+  it("lists kafkajs's own messages for the leader and coordinator errors it retries", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { errorCodes } = require('kafkajs/src/protocol/error') as {
+      errorCodes: { code: number; retriable: boolean; message: string }[];
+    };
+    // NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, and the three group-coordinator codes.
+    const expected = errorCodes.filter((e) => [5, 6, 14, 15, 16].includes(e.code));
+    expect(expected.every((e) => e.retriable)).toBe(true);
+    expect([...TRANSIENT_ANSWERS].sort()).toEqual(expected.map((e) => e.message).sort());
+  });
+
+  it('logs a transient error answer at debug, any other at its level', () => {
+    const notLeader = 'This server is not the leader for that topic-partition';
+    expect(
+      nestLevel(
+        'Connection',
+        logLevel.ERROR,
+        'Response ListOffsets(key: 2, version: 3)',
+        notLeader,
+      ),
+    ).toBe('debug');
+    expect(
+      nestLevel(
+        'Connection',
+        logLevel.ERROR,
+        'Response Produce(key: 0, version: 7)',
+        'Broker: Message was too large',
+      ),
+    ).toBe('error');
+    expect(nestLevel('Connection', logLevel.ERROR, 'Connection error', notLeader)).toBe('error');
+    expect(
+      nestLevel(
+        'Producer',
+        logLevel.WARN,
+        'Limiting retries for the idempotent producer. Please ensure max.in.flight.requests.per.connection is set to 1',
+      ),
+    ).toBe('debug');
+    expect(nestLevel('Consumer', logLevel.INFO, 'Consumer has joined the group')).toBe('debug');
+    expect(nestLevel('Consumer', logLevel.WARN, 'Lagging')).toBe('warn');
+  });
+});
