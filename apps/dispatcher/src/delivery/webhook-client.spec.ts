@@ -347,6 +347,65 @@ describe(WebhookClient.name, () => {
     });
   });
 
+  it('stops reading an answer at the cap and keeps its status', async () => {
+    // An answer that never ends: only the cap can settle the attempt before the deadline.
+    const { base } = await serve((_, response) => {
+      response.writeHead(201);
+      const timer = setInterval(() => response.write(Buffer.alloc(1024, 'x')), 5);
+      response.on('close', () => clearInterval(timer));
+    });
+    const capped = new WebhookClient({
+      timeoutMs: 5_000,
+      connectionsPerOrigin: 1,
+      guard: new SsrfGuard(['127.0.0.0/8']),
+      maxResponseBytes: 8 * 1024,
+    });
+    clients.push(capped);
+    const startedAt = performance.now();
+    await expect(capped.post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 201,
+    });
+    expect(performance.now() - startedAt).toBeLessThan(2_000);
+    // The connection was closed and a new one serves the next attempt.
+    await expect(capped.post(`${base}/`, BODY, {})).resolves.toMatchObject({ status: 201 });
+  });
+
+  it('keeps the status of an answer whose body stalls past the deadline', async () => {
+    const { base } = await serve((_, response) => {
+      response.writeHead(200, { 'content-length': '100' });
+      response.write('partial');
+    });
+    await expect(client().post(`${base}/`, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 200,
+    });
+  });
+
+  it('times out a request waiting for a pooled connection at its own deadline, unsent', async () => {
+    const { server, base } = await serve(() => undefined);
+    const single = new WebhookClient({
+      timeoutMs: TIMEOUT_MS,
+      connectionsPerOrigin: 1,
+      guard: new SsrfGuard(['127.0.0.0/8']),
+    });
+    clients.push(single);
+    const startedAt = performance.now();
+    const results = await Promise.all([
+      single.post(`${base}/first`, BODY, {}),
+      single.post(`${base}/second`, BODY, {}),
+    ]);
+    const elapsedMs = performance.now() - startedAt;
+    expect(results).toEqual([
+      expect.objectContaining({ kind: 'retryable', reason: 'timeout' }),
+      expect.objectContaining({ kind: 'retryable', reason: 'timeout' }),
+    ]);
+    // Both within one deadline (not one after the other), and the second never sent.
+    expect(elapsedMs).toBeLessThan(2 * TIMEOUT_MS);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.received.map((r) => r.url)).toEqual(['/first']);
+  });
+
   it('refuses a loopback IP literal without the allow-list, without connecting', async () => {
     const { server, base } = await serve((_, response) => response.writeHead(200).end());
     await expect(client([]).post(`${base}/`, BODY, {})).resolves.toEqual({

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 
 import { SsrfGuard } from './ssrf-guard';
 
@@ -96,28 +96,16 @@ export class WebhookClient {
   }
 
   /** POSTs `body` to `url`; never throws. */
-  async post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
+  post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
     const target = this.target(url);
-    if ('kind' in target) return target;
-    // One deadline for connecting, the answer's headers and its body.
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
-    try {
-      const response = await this.agent.request({
-        origin: target.origin,
-        path: target.path,
-        method: 'POST',
-        headers,
-        body,
-        signal: controller.signal,
-      });
-      await response.body.dump({ limit: this.maxResponseBytes }).catch(() => undefined);
-      return classifyStatus(response.statusCode, response.headers['retry-after']);
-    } catch (error) {
-      return classifyError(error, controller.signal.aborted, this.options.timeoutMs);
-    } finally {
-      clearTimeout(timer);
-    }
+    if ('kind' in target) return Promise.resolve(target);
+    return new Promise((resolve) => {
+      const attempt = new Attempt(resolve, this.options.timeoutMs, this.maxResponseBytes);
+      this.agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers, body },
+        attempt,
+      );
+    });
   }
 
   /** Where a URL goes, or why it cannot be posted to; remembered, as URLs rarely change. */
@@ -135,6 +123,93 @@ export class WebhookClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/**
+ * One POST as an undici dispatch handler: it keeps the status, the `Retry-After` of an
+ * answer that may carry one, and counts the body's bytes without buffering them. This is
+ * what `Dispatcher.request` plus `body.dump()` did, without the response stream, the parsed
+ * header object, the async resource and the abort signal that those build for every request.
+ * Its one timer covers the whole attempt, including a wait for a pooled connection.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private abort?: (reason?: Error) => void;
+  private readonly timer: NodeJS.Timeout;
+  private timedOut = false;
+  private settled = false;
+  private status = 0;
+  private retryAfter?: string;
+  private bytes = 0;
+
+  constructor(
+    private readonly resolve: (result: AttemptResult) => void,
+    private readonly timeoutMs: number,
+    private readonly maxResponseBytes: number,
+  ) {
+    this.timer = setTimeout(() => this.expire(), timeoutMs);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    // Timed out while waiting for a connection: the request is dropped before it is sent.
+    if (this.settled) abort(new Error('deadline passed'));
+    else this.abort = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[] | string[] | null): boolean {
+    // 1xx answers are informational; the final status follows.
+    if (status < 200) return true;
+    this.status = status;
+    if (status >= 300 && rawHeaders) this.retryAfter = headerValue(rawHeaders, 'retry-after');
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxResponseBytes) {
+      // Enough read: the status is known; the rest is not waited for and the socket closes.
+      this.settle(classifyStatus(this.status, this.retryAfter));
+      this.abort?.(new Error('answer longer than the cap'));
+      return false;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.settle(classifyStatus(this.status, this.retryAfter));
+  }
+
+  onError(error: Error): void {
+    this.settle(this.answered(classifyError(error, this.timedOut, this.timeoutMs)));
+  }
+
+  private expire(): void {
+    this.timedOut = true;
+    this.settle(this.answered(classifyError(undefined, true, this.timeoutMs)));
+    this.abort?.(new Error('deadline passed'));
+  }
+
+  /** Once the status has arrived it is the outcome, even if the body then fails or stalls. */
+  private answered(otherwise: AttemptResult): AttemptResult {
+    return this.status === 0 ? otherwise : classifyStatus(this.status, this.retryAfter);
+  }
+
+  private settle(result: AttemptResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(result);
+  }
+}
+
+/** The first value of a header in undici's raw `[name, value, name, value...]` list. */
+function headerValue(raw: Buffer[] | string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i];
+    if (key.length === name.length && key.toString().toLowerCase() === name) {
+      return raw[i + 1].toString();
+    }
+  }
+  return undefined;
 }
 
 /** A URL's origin and path, or why it cannot be posted to (not http(s), an internal IP literal). */
