@@ -5,7 +5,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/', 'node_modules/', '.local/', 'coverage/', '*.config.{js,mjs}'],
+    // Plain CommonJS that Node loads untransformed: the config files, Jest's global setup.
+    ignores: [
+      '**/dist/',
+      'node_modules/',
+      '.local/',
+      'coverage/',
+      '*.config.{js,mjs}',
+      'test/helpers/global-*.js',
+    ],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -52,4 +52,6 @@ module.exports = {
     },
   ],
   maxWorkers: 2,
+  globalSetup: '<rootDir>/test/helpers/global-setup.js',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.js',
 };

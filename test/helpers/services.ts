@@ -14,9 +14,13 @@ export function serviceEnv(): { kafkaBrokers: string[]; databaseUrl: string } {
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
-/** A topic prefix no other test uses, so each test has topics of its own. */
+/**
+ * A topic prefix no other test uses, so each test has topics of its own. It starts with
+ * `t-<run>-`, the run named by the global setup, whose teardown deletes the run's topics.
+ */
 export function uniquePrefix(label: string): string {
-  return `t-${label}-${randomBytes(4).toString('hex')}.`;
+  const run = process.env.SLUICE_TEST_RUN ?? 'norun';
+  return `t-${run}-${label}-${randomBytes(4).toString('hex')}.`;
 }
 
 /**
