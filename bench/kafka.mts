@@ -74,6 +74,14 @@ export function kafkaClient(brokers: string): kafkajs.Kafka {
   });
 }
 
+/** How long new topics may take to be served (a broker that has just started is slow to). */
+const TOPICS_READY_MS = 60_000;
+
+/**
+ * Creates the topics and waits until every partition's leader answers for it: a broker names
+ * a new partition's leader in metadata a moment before that leader serves it, and a broker
+ * that has just started takes longer still.
+ */
 export async function createTopics(
   admin: Admin,
   topics: readonly string[],
@@ -83,6 +91,18 @@ export async function createTopics(
     waitForLeaders: true,
     topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: -1 })),
   });
+  const deadline = Date.now() + TOPICS_READY_MS;
+  for (const topic of topics) {
+    for (;;) {
+      try {
+        await admin.fetchTopicOffsets(topic);
+        break;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await sleep(250);
+      }
+    }
+  }
 }
 
 /** Deletes every topic whose name starts with `prefix`; returns how many. */
