@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Admin, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
 
+import { fixFetchDecoding } from './fetch-response';
 import { KafkaConnectionOptions } from './kafka.options';
 import { keyHashPartitioner } from './partitioner';
 import { fixProduceEncoding } from './produce-request';
@@ -11,6 +12,7 @@ import { fixRequestTimeoutChecks } from './request-timeout-fix';
 fixRequestQueueIdleLoop();
 fixRequestTimeoutChecks();
 fixProduceEncoding();
+fixFetchDecoding();
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
 const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
