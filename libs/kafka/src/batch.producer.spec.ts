@@ -1,0 +1,45 @@
+import type { Producer, ProducerBatch } from 'kafkajs';
+
+import { BatchProducer } from './batch.producer';
+import { KafkaConnection } from './kafka.connection';
+
+/** A kafkajs producer that records each request's records and acknowledges at once. */
+function fakeConnection(requests: string[][]): KafkaConnection {
+  const producer = {
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    sendBatch: (batch: ProducerBatch) => {
+      requests.push(
+        (batch.topicMessages ?? []).flatMap((t) => t.messages.map((m) => String(m.value))),
+      );
+      return Promise.resolve([]);
+    },
+  } as unknown as Producer;
+  return { producer: () => producer, topic: (name: string) => name } as unknown as KafkaConnection;
+}
+
+const record = (value: string) => ({ topic: 't', value });
+
+describe(BatchProducer.name, () => {
+  it('gathers the sends of one tick into one request by default', async () => {
+    const requests: string[][] = [];
+    const producer = new BatchProducer(fakeConnection(requests));
+    await producer.connect();
+    await Promise.all([producer.send([record('a')]), producer.send([record('b')])]);
+    await producer.send([record('c')]);
+    expect(requests).toEqual([['a', 'b'], ['c']]);
+  });
+
+  it('with a linger, gathers sends made within it into one request', async () => {
+    const requests: string[][] = [];
+    const producer = new BatchProducer(fakeConnection(requests), { lingerMs: 40 });
+    await producer.connect();
+    const first = producer.send([record('a')]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const second = producer.send([record('b')]);
+    // Nothing sent before the linger ends.
+    expect(requests).toEqual([]);
+    await Promise.all([first, second]);
+    expect(requests).toEqual([['a', 'b']]);
+  });
+});
