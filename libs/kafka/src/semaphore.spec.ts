@@ -37,6 +37,18 @@ describe('Semaphore', () => {
 describe('Semaphore deadlines', () => {
   afterEach(() => jest.useRealTimers());
 
+  it('drops its deadline timer once no waiter is left', async () => {
+    jest.useFakeTimers();
+    const s = new Semaphore(1);
+    await s.acquire();
+    const waiting = s.acquireWithin(5_000);
+    expect(jest.getTimerCount()).toBe(1);
+    s.release();
+    expect(await waiting).toBe(true);
+    // Nothing would keep the process awake (or wake it) for the granted waiter's deadline.
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it('gives up on each waiter at its own deadline, in any order, and serves the rest in order', async () => {
     jest.useFakeTimers();
     const s = new Semaphore(1);

@@ -50,6 +50,12 @@ export class Semaphore {
     const next = this.waiters.shift();
     if (next) next.grant(true);
     else this.inUse -= 1;
+    // No waiter left: the deadline timer has nothing to give up on.
+    if (this.waiters.length === 0 && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.timerAt = Infinity;
+    }
   }
 
   private arm(at: number): void {
