@@ -12,6 +12,8 @@
  * spec compares its output with kafkajs's.
  */
 
+import { isPatchedKafkajs } from './kafkajs-version';
+
 /** Record-batch attributes (Kafka's DefaultRecordBatch). */
 const COMPRESSION_MASK = 0x07;
 const TIMESTAMP_TYPE_MASK = 0x08;
@@ -125,9 +127,18 @@ class Reader {
     return this.buffer.subarray(start, this.pos);
   }
 
+  /** A varint-prefixed UTF-8 string, or null for length -1. */
+  varString(): string | null {
+    return this.text(this.varint());
+  }
+
   /** An int16-prefixed UTF-8 string, or null for length -1. */
   string(): string | null {
-    const length = this.int16();
+    return this.text(this.int16());
+  }
+
+  /** The next `length` bytes as UTF-8, or null for a negative length. */
+  private text(length: number): string | null {
     if (length < 0) return null;
     const start = this.pos;
     this.pos += length;
@@ -144,9 +155,9 @@ function plus(base: bigint, baseNumber: number, delta: number): string {
 }
 
 /**
- * Decodes one uncompressed batch's records starting at `reader.pos` (its base offset), or
- * returns undefined without reading when the batch is compressed. `end` is where the fetched
- * bytes end; returns 'partial' when the batch runs past it.
+ * Decodes one uncompressed batch's records starting at `reader.pos` (its base offset) into
+ * `into`. Reads nothing and returns 'compressed' for a compressed batch, or 'partial' when the
+ * batch runs past `end`, where the fetched bytes end.
  */
 function readBatch(
   reader: Reader,
@@ -203,15 +214,10 @@ function readBatch(
     const headers: Record<string, HeaderValue | HeaderValue[]> = {};
     const headerCount = reader.varint();
     for (let h = 0; h < headerCount; h += 1) {
-      const nameLength = reader.varint();
-      let name: string | null = null;
-      if (nameLength >= 0) {
-        name = reader.buffer.toString('utf8', reader.pos, reader.pos + nameLength);
-        reader.pos += nameLength;
-      }
+      // A null name is kept as "null", and a repeated one collects its values in order, as
+      // kafkajs does.
+      const slot = String(reader.varString());
       const headerValue = reader.varBytes();
-      // A repeated name collects its values in order, as kafkajs does.
-      const slot = String(name);
       const previous = headers[slot];
       headers[slot] =
         previous === undefined
@@ -312,7 +318,6 @@ export async function decodeFetchResponse(data: Buffer, kafkajs: KafkajsDecoding
   return { throttleTime: 0, clientSideThrottleTime, errorCode, sessionId, responses };
 }
 
-const KAFKAJS_VERSION = '2.2.4';
 let applied = false;
 
 /**
@@ -321,9 +326,8 @@ let applied = false;
  */
 export function fixFetchDecoding(): boolean {
   if (applied) return true;
+  if (!isPatchedKafkajs()) return false;
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return false;
   const response = require('kafkajs/src/protocol/requests/fetch/v11/response') as {
     decode: (data: Buffer) => Promise<unknown>;
   };

@@ -11,6 +11,7 @@
  * request keeps kafkajs's own encoder. The spec checks the bytes against kafkajs's.
  */
 import { crc32c } from './crc32c';
+import { isPatchedKafkajs } from './kafkajs-version';
 
 type Bytes = Buffer | string | null | undefined;
 
@@ -230,8 +231,6 @@ interface ProduceDefinition {
   };
 }
 
-/** kafkajs's version whose internals the fix was written against. */
-const KAFKAJS_VERSION = '2.2.4';
 let applied = false;
 
 /**
@@ -241,9 +240,8 @@ let applied = false;
  */
 export function fixProduceEncoding(): boolean {
   if (applied) return true;
+  if (!isPatchedKafkajs()) return false;
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== KAFKAJS_VERSION) return false;
   const produce = require('kafkajs/src/protocol/requests/produce') as ProduceDefinition;
   const Encoder = require('kafkajs/src/protocol/encoder') as new (size: number) => {
     buf: Buffer;

@@ -10,6 +10,8 @@
  * late) and forgets a connection once it is closed.
  */
 
+import { isPatchedKafkajs } from './kafkajs-version';
+
 /** The parts of kafkajs's `RequestQueue` the fix touches. */
 interface RequestQueueInternals {
   enforceRequestTimeout: boolean;
@@ -19,9 +21,6 @@ interface RequestQueueInternals {
   destroy: (this: RequestQueueInternals) => void;
   scheduleRequestTimeoutCheck: (this: RequestQueueInternals) => void;
 }
-
-/** The kafkajs version whose `RequestQueue` this was written against. */
-export const REQUEST_TIMEOUT_FIX_KAFKAJS_VERSION = '2.2.4';
 
 /** Interval of the shared check (kafkajs: 100 ms per connection). */
 export const REQUEST_TIMEOUT_CHECK_MS = 1_000;
@@ -80,9 +79,7 @@ let applied = false;
  */
 export function fixRequestTimeoutChecks(): boolean {
   if (applied) return true;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { version } = require('kafkajs/package.json') as { version: string };
-  if (version !== REQUEST_TIMEOUT_FIX_KAFKAJS_VERSION) return false;
+  if (!isPatchedKafkajs()) return false;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const queue = require('kafkajs/src/network/requestQueue') as { prototype: RequestQueueInternals };
   queue.prototype.destroy = leavingCheck(queue.prototype.destroy);

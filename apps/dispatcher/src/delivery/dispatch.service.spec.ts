@@ -612,6 +612,11 @@ describe(DispatchService.name, () => {
       );
     });
 
+    /** A dispatch whose destinations have one slot each, waited for up to `destinationWaitMs`. */
+    function oneSlotService(destinationWaitMs: number): DispatchService {
+      return service({ maxInFlight: 8, maxInFlightPerDestination: 1, destinationWaitMs });
+    }
+
     function holdSlowUrl(): () => void {
       let answer!: (result: AttemptResult) => void;
       client.held.set(SLOW_URL, new Promise((resolve) => (answer = resolve)));
@@ -623,11 +628,7 @@ describe(DispatchService.name, () => {
 
     it("sends a main-topic delivery still past its destination's bound after the wait to the first tier", async () => {
       const release = holdSlowUrl();
-      const dispatch = service({
-        maxInFlight: 8,
-        maxInFlightPerDestination: 1,
-        destinationWaitMs: 50,
-      });
+      const dispatch = oneSlotService(50);
       const first = dispatch.dispatch(delivery(), 'main');
       await settle();
       await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
@@ -642,11 +643,7 @@ describe(DispatchService.name, () => {
 
     it('lets a main-topic delivery take a slot freed within the wait', async () => {
       const release = holdSlowUrl();
-      const dispatch = service({
-        maxInFlight: 8,
-        maxInFlightPerDestination: 1,
-        destinationWaitMs: 5_000,
-      });
+      const dispatch = oneSlotService(5_000);
       const first = dispatch.dispatch(delivery(), 'main');
       const second = dispatch.dispatch(delivery(), 'main');
       await settle();
@@ -659,11 +656,7 @@ describe(DispatchService.name, () => {
 
     it('sends a main-topic delivery on at once when its destination has finished nothing for the wait', async () => {
       const release = holdSlowUrl();
-      const dispatch = service({
-        maxInFlight: 8,
-        maxInFlightPerDestination: 1,
-        destinationWaitMs: 60_000,
-      });
+      const dispatch = oneSlotService(60_000);
       const first = dispatch.dispatch(delivery(), 'main');
       await settle();
       now += 60_000;

@@ -3,6 +3,11 @@ import { Counter, Gauge } from 'prom-client';
 
 import { CounterTally, HistogramSeries, LightHistogram, Metrics } from '@app/observability';
 
+import type { AttemptResult } from './webhook-client';
+
+/** A webhook request's outcome. */
+type Outcome = AttemptResult['kind'];
+
 /** Status classes by the hundreds digit of a status. */
 const STATUS_CLASSES = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx'];
 
@@ -35,8 +40,8 @@ export class DispatcherMetrics {
   private readonly pendingAttempts = new CounterTally<'outcome' | 'status_class'>();
   private readonly pendingDeliveries = new CounterTally<'result'>();
   private inFlight = 0;
-  /** `requestSeconds` by outcome, resolved once. */
-  private readonly requestSeries = new Map<string, HistogramSeries>();
+  /** `requestSeconds`'s series by outcome, resolved on first use (labels are not hashed per request). */
+  private readonly requestSeries: Partial<Record<Outcome, HistogramSeries>> = {};
   private readonly latency: HistogramSeries;
 
   constructor(metrics: Metrics) {
@@ -96,14 +101,9 @@ export class DispatcherMetrics {
   }
 
   /** A webhook request ended after `seconds` with this outcome and status (none without one). */
-  requestEnded(outcome: string, status: number | undefined, seconds: number): void {
+  requestEnded(outcome: Outcome, status: number | undefined, seconds: number): void {
     this.inFlight -= 1;
-    let series = this.requestSeries.get(outcome);
-    if (!series) {
-      series = this.requestSeconds.series({ outcome });
-      this.requestSeries.set(outcome, series);
-    }
-    series.observe(seconds);
+    (this.requestSeries[outcome] ??= this.requestSeconds.series({ outcome })).observe(seconds);
     const statusLabel = statusClass(status);
     this.pendingAttempts.add(`${outcome} ${statusLabel}`, () => ({
       outcome,
