@@ -1,6 +1,12 @@
-import { BatchProducer, ConsumerLagReader, KafkaConnection, TopicAdmin } from '@app/kafka';
+import {
+  BatchProducer,
+  ConsumerLagReader,
+  KafkaConnection,
+  TopicAdmin,
+  type TopicLag,
+} from '@app/kafka';
 
-import { serviceEnv, uniquePrefix } from '../../helpers/services';
+import { eventually, serviceEnv, uniquePrefix } from '../../helpers/services';
 
 const TOPIC = 'it.lag.v1';
 const OTHER = 'it.lag.other.v1';
@@ -51,7 +57,7 @@ describe(ConsumerLagReader.name, () => {
       })),
     );
     // Nothing committed yet: every record counts; the empty topic has no lag.
-    await expect(reader.read()).resolves.toEqual([
+    await expect(firstRead(reader)).resolves.toEqual([
       { groupId, topic: `${prefix}${TOPIC}`, records: 9 },
       { groupId, topic: `${prefix}${OTHER}`, records: 0 },
     ]);
@@ -75,3 +81,20 @@ describe(ConsumerLagReader.name, () => {
     expect(lag.records).toBe(5);
   });
 });
+
+/**
+ * The reader's first read. On a broker started moments ago, the group coordinator may still
+ * be loading the offsets topic; the reader retries once (the exporter reads again at its next
+ * refresh), so here the read is repeated while the answer is a retriable one.
+ */
+function firstRead(reader: ConsumerLagReader): Promise<TopicLag[]> {
+  return eventually(
+    () =>
+      reader.read().catch((error: unknown) => {
+        if ((error as { retriable?: boolean }).retriable === true) return undefined;
+        throw error;
+      }),
+    30_000,
+    'the group coordinator',
+  );
+}
