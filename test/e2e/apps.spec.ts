@@ -11,6 +11,7 @@ import { startRouter } from '../../apps/router/src/main';
 import { ConfigError } from '@app/config';
 
 import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, uniquePrefix } from '../helpers/services';
+import { createMigratedTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 const APPS = {
   ingest: { load: loadIngestConfig, start: startIngest, port: 'INGEST_PORT' },
@@ -42,9 +43,12 @@ function env(overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 describe('every app boots against the real broker and database', () => {
   const started = new Map<AppName, NestFastifyApplication>();
+  let database: TestDatabase;
 
   beforeAll(async () => {
-    const shared = env();
+    // A migrated database of its own: DATABASE_URL's database is left as the services made it.
+    database = await createMigratedTestDatabase();
+    const shared = env({ DATABASE_URL: database.url });
     for (const [name, app] of Object.entries(APPS) as [AppName, (typeof APPS)[AppName]][]) {
       // Each entry pairs an app's loader with its starter; TypeScript cannot see that.
       const start = app.start as (
@@ -56,6 +60,7 @@ describe('every app boots against the real broker and database', () => {
 
   afterAll(async () => {
     for (const app of [...started.values()].reverse()) await app.close();
+    await database?.drop();
   });
 
   it.each(Object.keys(APPS) as AppName[])('%s answers /health/live', async (name) => {
