@@ -108,6 +108,49 @@ describe('PartitionPipeline', () => {
     expect(gates.started).toEqual(['0', '2', '1']);
   });
 
+  it('lines records up behind a running record of their key without taking slots, and runs the line in one slot', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control, 2);
+    // Slot 1 runs k@0 and then its line (1, 2); slot 2 takes a, then b once a finishes.
+    expect(
+      await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'k'), record(3, 'a')], always),
+    ).toBe('3');
+    expect(control.holds).toEqual([]);
+    await tick();
+    expect(gates.started).toEqual(['0', '3']);
+    const admitted = p.admit([record(4, 'b')], always);
+    gates.finish(3);
+    expect(await admitted).toBe('4');
+    await tick();
+    expect(gates.started).toEqual(['0', '3', '4']);
+    gates.finish(0);
+    await tick();
+    expect(gates.started).toEqual(['0', '3', '4', '1']);
+    gates.finish(1);
+    await tick();
+    expect(gates.started).toEqual(['0', '3', '4', '1', '2']);
+    gates.finish(2);
+    gates.finish(4);
+    await tick();
+    expect(control.commits.at(-1)).toBe('5');
+  });
+
+  it('holds the partition once as many records wait in lines as may run', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    const p = pipeline(gates, control, 2);
+    expect(
+      await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'k'), record(3, 'k')], always),
+    ).toBe('2');
+    expect(control.holds).toEqual(['3']);
+    gates.finish(0);
+    await tick();
+    expect(control.releases).toBe(1);
+    expect(gates.started).toEqual(['0', '1']);
+    expect(await p.admit([record(3, 'k')], always)).toBe('3');
+  });
+
   it('holds the partition at the first record without a slot, and releases it when one frees', async () => {
     const gates = new Gates();
     const control = new Control();

@@ -39,7 +39,11 @@ export interface PipelineControl {
 
 /** How a partition's records are handled. */
 export interface PipelineOptions {
-  /** Most records scheduled and not finished at once (records of one key wait in line). */
+  /**
+   * Most records running at once. A record whose key has one running waits in that key's
+   * line without a slot (the line runs in the slot of its first record); at most as many
+   * again wait in lines.
+   */
   readonly maxInFlight: number;
   /** When a record may be handled (epoch ms), or undefined when at once. */
   readonly dueAt: (record: IncomingRecord) => number | undefined;
@@ -55,7 +59,8 @@ export interface PipelineOptions {
  * admitted as soon as a slot is free, whatever batch it came in, so one slow record holds
  * one slot, never the partition. Admission waits only briefly: with every slot taken for
  * longer, the partition is held (rewound to the first record not admitted) until a slot frees,
- * so the consumer's other partitions keep being fetched. Records that share a key run in order. Only the
+ * so the consumer's other partitions keep being fetched. Records that share a key run in order,
+ * in one slot: the ones waiting behind a slow record of their key hold no slot. Only the
  * finished prefix is committed (at least once), as it advances. A record not yet due rewinds
  * the partition to it until it is; a handler that throws stops admission, and once the
  * records in flight have finished the partition is rewound to the failed record after a
@@ -69,6 +74,8 @@ export class PartitionPipeline {
    * one after the other, which keeps each key's order.
    */
   private readonly lanes = new Map<number, Task[] | null>();
+  /** Records waiting in the lanes (they hold no slot). */
+  private queued = 0;
   /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
   private readonly pending: Task[] = [];
   private lastAdmitted: bigint | undefined;
@@ -116,20 +123,31 @@ export class PartitionPipeline {
         this.control.rewind(record.offset, dueAt);
         break;
       }
-      if (!this.slots.tryAcquire()) {
-        const acquired = await this.slots.acquireWithin(this.options.admissionWaitMs);
-        active = running();
-        if (!acquired) {
-          this.held = true;
-          this.control.hold(record.offset);
+      const lane = laneOf(record.key);
+      if (lane !== undefined && this.lanes.has(lane)) {
+        // Its key has a record running: it waits in that line, which needs no slot of its
+        // own (a record hanging for seconds must not fill the partition with its key's next).
+        if (this.queued >= this.options.maxInFlight) {
+          this.hold(record.offset);
           break;
         }
-        if (this.failure !== undefined || !active) {
-          this.slots.release();
-          break;
+        this.enqueue({ record, offset, done: false, lane });
+      } else {
+        if (!this.slots.tryAcquire()) {
+          const acquired = await this.slots.acquireWithin(this.options.admissionWaitMs);
+          active = running();
+          if (!acquired) {
+            this.hold(record.offset);
+            break;
+          }
+          if (this.failure !== undefined || !active) {
+            this.slots.release();
+            break;
+          }
         }
+        // No record was admitted during the wait, so its lane is still free.
+        this.start({ record, offset, done: false, lane });
       }
-      this.start(record, offset);
       last = record.offset;
     }
     return last;
@@ -147,25 +165,38 @@ export class PartitionPipeline {
     await this.committing;
   }
 
-  private start(record: IncomingRecord, offset: bigint): void {
-    const task: Task = { record, offset, done: false, lane: laneOf(record.key) };
+  /** Stops admitting: the partition is held at `offset` until a record finishes. */
+  private hold(offset: string): void {
+    this.held = true;
+    this.control.hold(offset);
+  }
+
+  private admitted(task: Task): void {
     this.pending.push(task);
-    this.lastAdmitted = offset;
+    this.lastAdmitted = task.offset;
     this.inFlight += 1;
-    if (task.lane !== undefined) {
-      if (this.lanes.has(task.lane)) {
-        // Runs once the records of its lane admitted before it have finished.
-        const waiting = this.lanes.get(task.lane);
-        if (waiting) waiting.push(task);
-        else this.lanes.set(task.lane, [task]);
-        return;
-      }
-      this.lanes.set(task.lane, null);
-    }
+  }
+
+  /** Runs a record in the slot taken for it; its key's later records line up behind it. */
+  private start(task: Task): void {
+    this.admitted(task);
+    if (task.lane !== undefined) this.lanes.set(task.lane, null);
     void this.run(task);
   }
 
-  /** Handles one record; never rejects. Then the next record of its lane, if any, starts. */
+  /** Lines a record up behind the records of its key admitted before it. */
+  private enqueue(task: Task & { lane: number }): void {
+    this.admitted(task);
+    this.queued += 1;
+    const waiting = this.lanes.get(task.lane);
+    if (waiting) waiting.push(task);
+    else this.lanes.set(task.lane, [task]);
+  }
+
+  /**
+   * Handles one record; never rejects. Then the next record of its lane, if any, runs in the
+   * same slot; otherwise the slot is released.
+   */
   private async run(task: Task): Promise<void> {
     try {
       // A failure earlier in the partition stops the records after it, also in this lane.
@@ -177,21 +208,24 @@ export class PartitionPipeline {
       if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
       this.control.failed(task.record.offset, error);
     } finally {
-      this.slots.release();
+      const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
+      if (next === undefined) this.slots.release();
       this.finished();
-      if (task.lane !== undefined) this.nextInLane(task.lane);
+      if (next !== undefined) void this.run(next);
     }
   }
 
-  private nextInLane(lane: number): void {
+  /** Takes the next record of a lane off its line; the lane ends when none waits. */
+  private nextInLane(lane: number): Task | undefined {
     const waiting = this.lanes.get(lane);
     const next = waiting?.shift();
     if (next === undefined) {
       this.lanes.delete(lane);
-      return;
+      return undefined;
     }
     if (waiting!.length === 0) this.lanes.set(lane, null);
-    void this.run(next);
+    this.queued -= 1;
+    return next;
   }
 
   /** After each record: commit what is finished, fetch again if held, recover from a failure. */
@@ -244,6 +278,7 @@ export class PartitionPipeline {
   private recover(failedAt: bigint): void {
     this.pending.length = 0;
     this.lanes.clear();
+    this.queued = 0;
     this.lastAdmitted = failedAt - 1n;
     this.failure = undefined;
     this.held = false;
