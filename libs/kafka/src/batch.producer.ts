@@ -11,10 +11,11 @@ export interface BatchProducerOptions {
   /** A caller's promise rejects after this long without an acknowledgement. */
   readonly sendTimeoutMs: number;
   /**
-   * How long a send with no request in flight waits for others to join its request; 0 (the
-   * default) waits for the rest of the current tick only. Worth a few ms where records are
-   * produced one by one at a steady rate and latency matters little (a request costs the same
-   * whether it carries one record or fifty); sends during a request in flight gather anyway.
+   * How long after its first record a request goes out, for later sends to join it; 0 (the
+   * default) waits for the rest of the current tick only, and sends made during a request in
+   * flight go in the next one at once. Worth a few ms where records are produced one by one at
+   * a steady rate and latency matters little: a request costs the same whether it carries one
+   * record or fifty.
    */
   readonly lingerMs: number;
 }
@@ -31,6 +32,8 @@ export class KafkaSendTimeoutError extends Error {
 
 interface Pending {
   readonly records: readonly OutgoingRecord[];
+  /** When it was queued (performance.now() ms). */
+  readonly queuedAt: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -91,6 +94,7 @@ export class BatchProducer {
       };
       this.queue.push({
         records,
+        queuedAt: performance.now(),
         resolve: settle(resolve),
         reject: (error) =>
           settle(() => reject(error instanceof Error ? error : new Error(String(error))))(),
@@ -101,13 +105,11 @@ export class BatchProducer {
 
   /** Sends queued calls, a request at a time, until the queue is empty. */
   private async drain(): Promise<void> {
-    // Let callers of the same tick (or of the linger) join the first request.
-    const { lingerMs } = this.options;
-    await new Promise((resolve) =>
-      lingerMs > 0 ? setTimeout(resolve, lingerMs) : setImmediate(resolve),
-    );
+    // Let callers of the same tick join the first request.
+    await new Promise(setImmediate);
     try {
       while (this.queue.length > 0) {
+        await this.linger();
         const batch = this.takeBatch();
         try {
           await this.produce(batch.flatMap((p) => p.records));
@@ -120,6 +122,16 @@ export class BatchProducer {
     } finally {
       this.flushing = undefined;
     }
+  }
+
+  /**
+   * Waits until `lingerMs` after the oldest queued send. Without it a sender that queues
+   * records one at a time, hundreds a second, would have them produced a few at a time, a
+   * request per broker round trip.
+   */
+  private async linger(): Promise<void> {
+    const wait = this.queue[0].queuedAt + this.options.lingerMs - performance.now();
+    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   private takeBatch(): Pending[] {
