@@ -14,6 +14,8 @@ export interface Settings {
   readonly batchCalls: number;
   readonly callBytes: number;
   readonly partitions: number;
+  /** Extra Node options for the ingest process (`BENCH_NODE_ARGS`). */
+  readonly nodeArgs: readonly string[];
   readonly brokers: string;
   readonly databaseUrl: string;
   readonly perf: PerfTool;
@@ -32,6 +34,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     batchCalls: number('BENCH_BATCH_CALLS', 100, 1, 400),
     callBytes: number('BENCH_CALL_BYTES', 1_024, 400, 4_096),
     partitions: number('KAFKA_TOPIC_PARTITIONS', 6, 1, 100),
+    nodeArgs: (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     brokers,
     databaseUrl: required('DATABASE_URL'),
     perf: {

@@ -31,6 +31,8 @@ export interface StandOptions {
   readonly brokers: string;
   readonly databaseUrl: string;
   readonly partitions: number;
+  /** Extra Node options for the ingest process (`BENCH_NODE_ARGS`, for example a profiler). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** A server under test. */
@@ -104,7 +106,7 @@ export class Stand {
     const ingest = this.supervisor.spawn(
       'ingest',
       process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', INGEST_MAIN],
+      ['--disable-warning=TimeoutNegativeWarning', ...(this.options.nodeArgs ?? []), INGEST_MAIN],
       {
         env: {
           ...process.env,

@@ -6,6 +6,25 @@ const DAY1 = Date.parse('2026-11-22T23:59:59Z');
 const DAY2 = Date.parse('2026-11-23T00:00:01Z');
 
 describe(UsageCounter.name, () => {
+  it('counts on the day the clock says, also when it is set back', async () => {
+    let now = DAY2;
+    const stored: UsageCount[][] = [];
+    const counter = new UsageCounter(
+      async (counts) => void stored.push([...counts]),
+      () => now,
+    );
+    counter.add('s1', 1);
+    now = DAY1;
+    counter.add('s1', 2);
+    await counter.flush();
+    expect(stored).toEqual([
+      [
+        { sourceId: 's1', day: '2026-11-23', calls: 1 },
+        { sourceId: 's1', day: '2026-11-22', calls: 2 },
+      ],
+    ]);
+  });
+
   it('sums per source and UTC day and stores them in one batch', async () => {
     let now = DAY1;
     const stored: UsageCount[][] = [];

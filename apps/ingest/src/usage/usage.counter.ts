@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 
 import type { UsageCount } from '@app/settings';
 
+const DAY_MS = 86_400_000;
+
 /**
  * Counts accepted calls per source and UTC day in memory and hands the sums to `store` in
  * batches (one statement per flush, never a row per call). A flush that fails puts its
@@ -12,6 +14,8 @@ export class UsageCounter {
   private readonly logger = new Logger(UsageCounter.name);
   private counts = new Map<string, { sourceId: string; day: string; calls: number }>();
   private flushing?: Promise<void>;
+  /** Today's date (UTC, `YYYY-MM-DD`) and the span of ms it covers, formatted once a day. */
+  private day = { name: '', from: 0, until: 0 };
 
   constructor(
     private readonly store: (counts: readonly UsageCount[]) => Promise<void>,
@@ -20,7 +24,7 @@ export class UsageCounter {
 
   /** Adds `calls` accepted calls of `sourceId` to today's (UTC) count. */
   add(sourceId: string, calls: number): void {
-    const day = new Date(this.now()).toISOString().slice(0, 10);
+    const day = this.today();
     const key = `${sourceId}|${day}`;
     const entry = this.counts.get(key);
     if (entry) entry.calls += calls;
@@ -47,6 +51,15 @@ export class UsageCounter {
     let sum = 0;
     for (const entry of this.counts.values()) sum += entry.calls;
     return sum;
+  }
+
+  private today(): string {
+    const now = this.now();
+    if (now < this.day.from || now >= this.day.until) {
+      const from = Math.floor(now / DAY_MS) * DAY_MS;
+      this.day = { name: new Date(from).toISOString().slice(0, 10), from, until: from + DAY_MS };
+    }
+    return this.day.name;
   }
 
   private putBack(entry: { sourceId: string; day: string; calls: number }): void {
