@@ -11,6 +11,15 @@ import { TrackingService } from './tracking/tracking.service';
 import { UsageCounter } from './usage/usage.counter';
 import { UsageFlusher } from './usage/usage.flusher';
 
+/**
+ * Produce requests in flight at once. With one, a request that arrived while one was in
+ * flight waited for it and then for its own: at 64 connections ingest sat idle a fifth of the
+ * time (bench:ingest (b) 0.47-0.51; with two 0.53, and its p99 at half the maximum 8 ms
+ * instead of 13-16). Concurrent HTTP requests have no order to keep; a client that waits for
+ * one answer before its next call still has its calls stored in order.
+ */
+const PRODUCE_REQUESTS_IN_FLIGHT = 2;
+
 /** The ingest app: the tracking API and the Kafka ingress. */
 @Module({})
 export class AppModule {
@@ -19,7 +28,10 @@ export class AppModule {
       module: AppModule,
       imports: [
         RuntimeModule.forRoot(config, {
-          producer: { sendTimeoutMs: config.ingest.produceTimeoutMs },
+          producer: {
+            sendTimeoutMs: config.ingest.produceTimeoutMs,
+            requestsInFlight: PRODUCE_REQUESTS_IN_FLIGHT,
+          },
         }),
       ],
       controllers: [IngressConsumer],

@@ -65,3 +65,100 @@ describe(BatchProducer.name, () => {
     expect(requests).toEqual([['a'], ['b', 'c']]);
   });
 });
+
+/**
+ * Producers that record each request as `<producer index>:<values>` and hold it until the
+ * test acknowledges it (`acknowledge()` settles the oldest request still held).
+ */
+function heldProducers() {
+  const requests: string[] = [];
+  const held: (() => void)[] = [];
+  const disconnected: number[] = [];
+  let made = 0;
+  const producer = () => {
+    const index = (made += 1);
+    return {
+      connect: () => Promise.resolve(),
+      disconnect: () => Promise.resolve(void disconnected.push(index)),
+      sendBatch: (batch: ProducerBatch) => {
+        const values = (batch.topicMessages ?? []).flatMap((t) =>
+          t.messages.map((m) => String(m.value)),
+        );
+        requests.push(`${index}:${values.join(',')}`);
+        return new Promise((resolve) => held.push(() => resolve([])));
+      },
+    } as unknown as Producer;
+  };
+  const connection = { producer, topic: (name: string) => name } as unknown as KafkaConnection;
+  const settled = async (count: number) => {
+    while (requests.length < count) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    connection,
+    requests,
+    disconnected,
+    settled,
+    acknowledge: () => held.shift()!(),
+  };
+}
+
+describe(`${BatchProducer.name} with requests in flight`, () => {
+  it('by default sends the next request only once the one in flight is acknowledged', async () => {
+    const p = heldProducers();
+    const producer = new BatchProducer(p.connection);
+    await producer.connect();
+    const first = producer.send([record('a')]);
+    await p.settled(1);
+    const second = producer.send([record('b')]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(p.requests).toEqual(['1:a']);
+    p.acknowledge();
+    await first;
+    await p.settled(2);
+    p.acknowledge();
+    await second;
+    expect(p.requests).toEqual(['1:a', '1:b']);
+  });
+
+  it('with two, a send made during a request goes out at once through the other producer', async () => {
+    const p = heldProducers();
+    const producer = new BatchProducer(p.connection, { requestsInFlight: 2 });
+    await producer.connect();
+    const a = producer.send([record('a')]);
+    await p.settled(1);
+    const b = producer.send([record('b')]);
+    await p.settled(2);
+    // Both producers busy: these wait, together, for the first one free.
+    const c = producer.send([record('c')]);
+    const d = producer.send([record('d')]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(p.requests).toEqual(['2:a', '1:b']);
+    p.acknowledge();
+    await a;
+    await p.settled(3);
+    expect(p.requests[2]).toBe('2:c,d');
+    p.acknowledge();
+    p.acknowledge();
+    await Promise.all([b, c, d]);
+  });
+
+  it('on disconnect sends what is queued, then disconnects every producer', async () => {
+    const p = heldProducers();
+    const producer = new BatchProducer(p.connection, { requestsInFlight: 3 });
+    await producer.connect();
+    const sent = producer.send([record('a')]);
+    const closed = producer.disconnect();
+    await p.settled(1);
+    expect(p.disconnected).toEqual([]);
+    p.acknowledge();
+    await Promise.all([sent, closed]);
+    expect(p.disconnected.sort()).toEqual([1, 2, 3]);
+    await expect(producer.send([record('b')])).rejects.toThrow('not connected');
+  });
+
+  it('refuses fewer than one request in flight', () => {
+    expect(() => new BatchProducer(heldProducers().connection, { requestsInFlight: 0 })).toThrow(
+      'at least one request',
+    );
+  });
+});

@@ -18,6 +18,15 @@ export interface BatchProducerOptions {
    * record or fifty.
    */
   readonly lingerMs: number;
+  /**
+   * Produce requests in flight at once, each through its own idempotent producer (kafkajs
+   * sends one request at a time per producer and broker). With 1, the default, records are
+   * stored in the order of the sends. With more, a send made while others are in flight
+   * waits for no one: the records of sends made at the same time may be stored in either
+   * order (a send made after another's promise resolved is still stored after it). Worth it
+   * where many independent callers wait for their acknowledgement, as HTTP requests do.
+   */
+  readonly requestsInFlight: number;
 }
 
 /** A send that did not receive the brokers' acknowledgement in time. */
@@ -42,37 +51,52 @@ const DEFAULTS: BatchProducerOptions = {
   maxBatchRecords: 5_000,
   sendTimeoutMs: 30_000,
   lingerMs: 0,
+  requestsInFlight: 1,
 };
 
 /**
- * The one way apps produce. Idempotent producer, acks=all. Calls to {@link send} made while
+ * The one way apps produce. Idempotent producers, acks=all. Calls to {@link send} made while
  * a produce request is in flight are gathered into the next request (group commit), so many
  * concurrent callers cost one round trip, never one awaited send per message.
  */
 export class BatchProducer {
   private readonly logger = new Logger(BatchProducer.name);
   private readonly options: BatchProducerOptions;
-  private producer?: Producer;
+  /** Every producer (one per request in flight), and those not sending now. */
+  private producers: Producer[] = [];
+  private free: Producer[] = [];
   private queue: Pending[] = [];
-  private flushing?: Promise<void>;
+  /** Drains running, and whether one is waiting for the rest of the tick before it takes. */
+  private readonly drains = new Set<Promise<void>>();
+  private starting = false;
 
   constructor(
     private readonly connection: KafkaConnection,
     options: Partial<BatchProducerOptions> = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    if (!(this.options.requestsInFlight >= 1)) {
+      throw new Error('BatchProducer needs at least one request in flight');
+    }
   }
 
   async connect(): Promise<void> {
-    this.producer ??= this.connection.producer();
-    await this.producer.connect();
+    if (this.producers.length === 0) {
+      this.producers = Array.from({ length: this.options.requestsInFlight }, () =>
+        this.connection.producer(),
+      );
+      this.free = [...this.producers];
+    }
+    await Promise.all(this.producers.map((producer) => producer.connect()));
   }
 
   /** Sends what is queued, then disconnects. */
   async disconnect(): Promise<void> {
-    while (this.flushing) await this.flushing;
-    await this.producer?.disconnect();
-    this.producer = undefined;
+    while (this.drains.size > 0) await Promise.all(this.drains);
+    const producers = this.producers;
+    this.producers = [];
+    this.free = [];
+    await Promise.all(producers.map((producer) => producer.disconnect()));
   }
 
   /**
@@ -82,7 +106,9 @@ export class BatchProducer {
    */
   send(records: readonly OutgoingRecord[]): Promise<void> {
     if (records.length === 0) return Promise.resolve();
-    if (!this.producer) return Promise.reject(new Error('BatchProducer is not connected'));
+    if (this.producers.length === 0) {
+      return Promise.reject(new Error('BatchProducer is not connected'));
+    }
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new KafkaSendTimeoutError(this.options.sendTimeoutMs)),
@@ -99,20 +125,34 @@ export class BatchProducer {
         reject: (error) =>
           settle(() => reject(error instanceof Error ? error : new Error(String(error))))(),
       });
-      this.flushing ??= this.drain();
+      this.startDrain();
     });
   }
 
-  /** Sends queued calls, a request at a time, until the queue is empty. */
-  private async drain(): Promise<void> {
+  /** Starts a drain on a free producer, unless one is about to start or none is free. */
+  private startDrain(): void {
+    if (this.starting || this.free.length === 0) return;
+    this.starting = true;
+    const drain = this.drain(this.free.pop()!).finally(() => this.drains.delete(drain));
+    this.drains.add(drain);
+  }
+
+  /** Sends queued calls through `producer`, a request at a time, until the queue is empty. */
+  private async drain(producer: Producer): Promise<void> {
     // Let callers of the same tick join the first request.
     await new Promise(setImmediate);
+    this.starting = false;
     try {
       while (this.queue.length > 0) {
         await this.linger();
+        // Another drain may have taken what was queued while this one lingered.
         const batch = this.takeBatch();
+        if (batch.length === 0) continue;
         try {
-          await this.produce(batch.flatMap((p) => p.records));
+          await this.produce(
+            producer,
+            batch.flatMap((p) => p.records),
+          );
           for (const pending of batch) pending.resolve();
         } catch (error) {
           this.logger.error(`produce of ${batch.length} call(s) failed: ${String(error)}`);
@@ -120,7 +160,7 @@ export class BatchProducer {
         }
       }
     } finally {
-      this.flushing = undefined;
+      if (this.producers.includes(producer)) this.free.push(producer);
     }
   }
 
@@ -130,6 +170,7 @@ export class BatchProducer {
    * request per broker round trip.
    */
   private async linger(): Promise<void> {
+    if (this.queue.length === 0) return;
     const wait = this.queue[0].queuedAt + this.options.lingerMs - performance.now();
     if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
   }
@@ -146,9 +187,7 @@ export class BatchProducer {
     return this.queue.splice(0, taken);
   }
 
-  private async produce(records: readonly OutgoingRecord[]): Promise<void> {
-    const producer = this.producer;
-    if (!producer) throw new Error('BatchProducer is not connected');
+  private async produce(producer: Producer, records: readonly OutgoingRecord[]): Promise<void> {
     await producer.sendBatch({ acks: -1, topicMessages: this.byTopic(records) });
   }
 

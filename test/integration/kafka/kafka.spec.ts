@@ -1,7 +1,13 @@
 import { INestMicroservice } from '@nestjs/common';
 
 import { HEADER } from '@app/contracts';
-import { BatchProducer, IncomingRecord, KafkaConnection, TopicAdmin } from '@app/kafka';
+import {
+  BatchProducer,
+  BatchProducerOptions,
+  IncomingRecord,
+  KafkaConnection,
+  TopicAdmin,
+} from '@app/kafka';
 
 import { eventually, serviceEnv, uniquePrefix } from '../../helpers/services';
 import { startConsumerApp, TEST_TOPIC } from './consumer-app';
@@ -14,7 +20,11 @@ interface Harness {
   producer: BatchProducer;
 }
 
-async function harness(label: string, partitions: number): Promise<Harness> {
+async function harness(
+  label: string,
+  partitions: number,
+  producerOptions: Partial<BatchProducerOptions> = {},
+): Promise<Harness> {
   const connection = new KafkaConnection({
     brokers: serviceEnv().kafkaBrokers,
     clientId: `it-${label}`,
@@ -25,7 +35,7 @@ async function harness(label: string, partitions: number): Promise<Harness> {
   await admin.ensureTopics([
     { name: TEST_TOPIC, partitions, replicationFactor: -1, retentionMs: RETENTION_MS },
   ]);
-  const producer = new BatchProducer(connection);
+  const producer = new BatchProducer(connection, producerOptions);
   await producer.connect();
   return { connection, admin, producer };
 }
@@ -76,6 +86,34 @@ describe('Kafka lib against the real broker', () => {
       await startConsumerApp(h.connection, 'g-batching', (r) => void seen.add(r.value!.toString())),
     );
     await eventually(() => (seen.size === 200 ? true : undefined), 20_000, '200 records');
+  });
+
+  it('with two requests in flight, stores every record of sends made meanwhile once', async () => {
+    h = await harness('in-flight', 2, { requestsInFlight: 2 });
+    // Sends in waves a few ms apart, so that one wave's request is in flight when the next
+    // goes out through the other producer.
+    const sends: Promise<void>[] = [];
+    for (let wave = 0; wave < 20; wave += 1) {
+      for (let i = 0; i < 10; i += 1) {
+        const n = wave * 10 + i;
+        sends.push(h.producer.send([{ topic: TEST_TOPIC, key: `k${n % 5}`, value: String(n) }]));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await Promise.all(sends);
+    const seen: string[] = [];
+    apps.push(
+      await startConsumerApp(
+        h.connection,
+        'g-in-flight',
+        (r) => void seen.push(r.value!.toString()),
+      ),
+    );
+    await eventually(() => (seen.length >= 200 ? true : undefined), 20_000, '200 records');
+    // Idempotent producers: no record twice (the wait lets a duplicate arrive if there were one).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(seen).toHaveLength(200);
+    expect(new Set(seen).size).toBe(200);
   });
 
   it('leaves the offset of a failed record uncommitted, so the group consumes it again', async () => {
