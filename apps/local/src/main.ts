@@ -11,7 +11,7 @@ import { startIngest } from '../../ingest/src/main';
 import { loadRouterConfig } from '../../router/src/config';
 import { startRouter } from '../../router/src/main';
 import { JsonLogger } from '@app/observability';
-import { closeOnSignal, exitOnStartupError } from '@app/runtime';
+import { closeOnSignal, exitOnStartupError, setV8Options } from '@app/runtime';
 
 /**
  * Local runs may deliver to receivers on this machine: the SSRF guard admits loopback unless
@@ -54,4 +54,5 @@ async function main(): Promise<void> {
   closeOnSignal(apps, configs.ingest.shutdownTimeoutMs);
 }
 
+setV8Options();
 main().catch(exitOnStartupError);

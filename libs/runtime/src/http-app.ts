@@ -6,6 +6,7 @@ import { CommonConfig } from '@app/config';
 import { JsonLogger } from '@app/observability';
 
 import { ErrorOverrides, JsonErrorFilter } from './json-error.filter';
+import { setV8Options } from './v8-options';
 
 /** Options of {@link createHttpApp}. */
 export interface HttpAppOptions {
@@ -99,13 +100,15 @@ export function exitOnStartupError(error: unknown): never {
 }
 
 /**
- * The body of an app's `main.ts` when run as a program: reads the configuration, starts the
- * app, and closes it on SIGTERM or SIGINT; a start-up failure exits with status 1.
+ * The body of an app's `main.ts` when run as a program: sets the V8 options
+ * ({@link setV8Options}), reads the configuration, starts the app, and closes it on SIGTERM or
+ * SIGINT; a start-up failure exits with status 1.
  */
 export function runMain<C extends CommonConfig>(
   load: () => C,
   start: (config: C) => Promise<INestApplication>,
 ): void {
+  setV8Options();
   (async () => {
     const config = load();
     closeOnSignal([await start(config)], config.shutdownTimeoutMs);
