@@ -35,6 +35,13 @@ export interface KafkaTransportOptions {
    * is fetched again no later than this, so it bounds how late a due record is handled.
    */
   readonly maxWaitTimeMs?: number;
+  /**
+   * Most bytes one fetch brings of a partition (default kafkajs's 1 MiB; a larger first
+   * record batch still comes whole). Fetched records wait decoded until a slot takes them, and
+   * the consumer fetches again only once they were all admitted, so a fetch much larger than
+   * the partition's slots hold keeps thousands of records alive for nothing.
+   */
+  readonly maxBytesPerPartition?: number;
   readonly now?: () => number;
 }
 
@@ -142,6 +149,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       groupId: this.options.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
+      maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
       allowAutoTopicCreation: false,
       // kafkajs restarts a crashed consumer (e.g. after a broker outage) on a timer; once
       // closing, a restart would leave a consumer nobody stops.

@@ -75,6 +75,25 @@ describe('Kafka lib against the real broker', () => {
     expect(b.headers[HEADER.sourceId]?.toString()).toBe('src-1');
   });
 
+  it('consumes every record when fetches are capped below a record batch and a record', async () => {
+    h = await harness('fetch-cap', 1);
+    const received = new Set<string>();
+    apps.push(
+      await startConsumerApp(
+        h.connection,
+        'g-fetch-cap',
+        (r) => void received.add(r.key!.toString()),
+        { maxBytesPerPartition: 1024 },
+      ),
+    );
+    const record = (i: number) => ({ topic: TEST_TOPIC, key: `k-${i}`, value: 'x'.repeat(4096) });
+    // One batch of 20 records of 4 KB, then 10 batches of one each: every fetch is over the cap.
+    await h.producer.send(Array.from({ length: 20 }, (_, i) => record(i)));
+    for (let i = 20; i < 30; i++) await h.producer.send([record(i)]);
+    await eventually(() => (received.size === 30 ? true : undefined), 20_000, '30 records');
+    expect([...received].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k-${i}`).sort());
+  });
+
   it('gathers concurrent sends into few produce requests and acknowledges each', async () => {
     h = await harness('batching', 1);
     const sends = Array.from({ length: 200 }, (_, i) =>
