@@ -59,6 +59,10 @@ const ADMISSION_WAIT_MS = 1_000;
  */
 const COMMIT_GATHER_MS = 50;
 
+/** A refused commit is tried again after this long, doubling up to the maximum. */
+const COMMIT_RETRY_MS = 1_000;
+const COMMIT_RETRY_MAX_MS = 30_000;
+
 /** The context handlers receive beside the record. */
 export class RecordContext extends BaseRpcContext<[IncomingRecord]> {
   get record(): IncomingRecord {
@@ -92,6 +96,14 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly commits = new OffsetCommits(
     (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
     COMMIT_GATHER_MS,
+    {
+      firstMs: COMMIT_RETRY_MS,
+      maxMs: COMMIT_RETRY_MAX_MS,
+      failed: (error, offsets) =>
+        this.log.warn(
+          `commit of ${offsets.length} partition(s) refused again: ${describe(error)}; retrying`,
+        ),
+    },
   );
 
   constructor(private readonly options: KafkaTransportOptions) {
@@ -281,7 +293,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
           });
         },
         commitFailed: (error) => {
-          this.log.warn(`commit on ${topic}[${partition}] refused: ${describe(error)}`);
+          this.log.warn(`commit on ${topic}[${partition}] refused: ${describe(error)}; retrying`);
         },
       },
     );

@@ -69,4 +69,92 @@ describe(OffsetCommits.name, () => {
     await done;
     expect(send).toHaveBeenCalledWith([{ topic: 't', partition: 2, offset: '8' }]);
   });
+
+  describe('a refused request', () => {
+    const offset = (partition: number, value: string): PartitionOffset => ({
+      topic: 't',
+      partition,
+      offset: value,
+    });
+    /** Sends recorded; the first `refusals` requests are refused. */
+    const refusing = (refusals: number) => {
+      const sent: string[][] = [];
+      const send = (offsets: PartitionOffset[]): Promise<void> => {
+        sent.push(offsets.map((o) => `${o.partition}@${o.offset}`));
+        return sent.length <= refusals
+          ? Promise.reject(new Error('coordinator moved'))
+          : Promise.resolve();
+      };
+      return { sent, send };
+    };
+    /** Runs the timers due within `ms` and the promise callbacks they started. */
+    const advance = async (ms: number) => {
+      await jest.advanceTimersByTimeAsync(ms);
+    };
+
+    beforeEach(() => jest.useFakeTimers());
+
+    it('is tried again after the first retry delay, with the same offsets', async () => {
+      const { sent, send } = refusing(1);
+      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 8_000 });
+      const first = commits.commit(offset(0, '5'), yes);
+      const rejected = expect(first).rejects.toThrow('coordinator moved');
+      await advance(50);
+      await rejected;
+      await advance(999);
+      expect(sent).toEqual([['0@5']]);
+      await advance(1);
+      expect(sent).toEqual([['0@5'], ['0@5']]);
+      await advance(60_000);
+      expect(sent).toHaveLength(2);
+    });
+
+    it('is replaced by a newer offset of its partition, and others join the retry', async () => {
+      const { sent, send } = refusing(1);
+      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 8_000 });
+      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
+      await advance(50);
+      const later = commits.commit(offset(0, '9'), yes);
+      const other = commits.commit(offset(1, '3'), yes);
+      await advance(1_000);
+      await Promise.all([later, other]);
+      expect(sent).toEqual([['0@5'], ['0@9', '1@3']]);
+    });
+
+    it('is dropped once its partition is no longer current', async () => {
+      const { sent, send } = refusing(1);
+      let current = true;
+      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 8_000 });
+      void commits.commit(offset(0, '5'), () => current).catch(() => undefined);
+      await advance(50);
+      current = false;
+      await advance(10_000);
+      expect(sent).toEqual([['0@5']]);
+    });
+
+    it('backs off doubling up to the maximum, tells of each refused retry, and starts over after a success', async () => {
+      const { sent, send } = refusing(4);
+      const failed = jest.fn();
+      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 3_000, failed });
+      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
+      const times: number[] = [];
+      const started = Date.now();
+      const count = () => {
+        while (times.length < sent.length) times.push(Date.now() - started);
+      };
+      for (let step = 0; step < 200; step += 1) {
+        await advance(50);
+        count();
+      }
+      // Refused at 50, retried at 1,050 (refused), 3,050 (refused), 6,050 (refused), 9,050.
+      expect(times).toEqual([50, 1_050, 3_050, 6_050, 9_050]);
+      expect(failed).toHaveBeenCalledTimes(3);
+      expect(failed).toHaveBeenLastCalledWith(expect.any(Error), [offset(0, '5')]);
+      // After the success a new commit waits only for the gathering time.
+      const next = commits.commit(offset(0, '6'), yes);
+      await advance(50);
+      await next;
+      expect(sent.at(-1)).toEqual(['0@6']);
+    });
+  });
 });

@@ -12,6 +12,16 @@ interface Wanted {
   readonly waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
+/** Retries of refused commits: `firstMs` after the refusal, doubling up to `maxMs`. */
+export interface CommitRetry {
+  readonly firstMs: number;
+  readonly maxMs: number;
+  /** Told of each refused retry (the first refusal rejects the committers instead). */
+  readonly failed?: (error: unknown, offsets: readonly PartitionOffset[]) => void;
+}
+
+const DEFAULT_RETRY: CommitRetry = { firstMs: 1_000, maxMs: 30_000 };
+
 /**
  * The offsets a consumer's partitions want committed, gathered for `gatherMs` and sent
  * together in one request, one request at a time. Each partition committed its finished prefix
@@ -19,11 +29,18 @@ interface Wanted {
  * each costing the consumer's thread more than a delivery's own Kafka work. Gathering delays a
  * commit by `gatherMs` at most (plus a request on its way), so a crash may replay that much
  * more; what is committed is still only what finished (at least once).
+ *
+ * A refused request rejects its committers and is tried again on a timer (see
+ * {@link CommitRetry}) until it succeeds, a newer offset of the partition replaces it, or the
+ * partition is no longer current: a partition that finished its last records just before a
+ * refusal does not keep them uncommitted until it has more.
  */
 export class OffsetCommits {
   private readonly wanted = new Map<string, Wanted>();
   private timer: NodeJS.Timeout | undefined;
   private sending = false;
+  /** The delay before the next retry; 0 while the last request succeeded. */
+  private retryMs = 0;
 
   /**
    * @param send commits the offsets in one request (kafkajs `consumer.commitOffsets`)
@@ -32,6 +49,7 @@ export class OffsetCommits {
   constructor(
     private readonly send: (offsets: PartitionOffset[]) => Promise<void>,
     private readonly gatherMs: number,
+    private readonly retry: CommitRetry = DEFAULT_RETRY,
   ) {}
 
   /**
@@ -41,7 +59,7 @@ export class OffsetCommits {
    */
   commit(offset: PartitionOffset, current: () => boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      const key = `${offset.topic}:${offset.partition}`;
+      const key = keyOf(offset);
       const entry = this.wanted.get(key);
       if (entry) {
         entry.offset = offset;
@@ -65,8 +83,10 @@ export class OffsetCommits {
     this.sending = true;
     try {
       if (live.length > 0) await this.send(live.map((entry) => entry.offset));
+      this.retryMs = 0;
       for (const entry of batch) for (const waiter of entry.waiters) waiter.resolve();
     } catch (error) {
+      this.refused(live, error);
       for (const entry of batch) for (const waiter of entry.waiters) waiter.reject(error);
     } finally {
       this.sending = false;
@@ -74,8 +94,31 @@ export class OffsetCommits {
     }
   }
 
+  /** Wants the refused offsets again (unless newer ones came meanwhile), after a backoff. */
+  private refused(entries: readonly Wanted[], error: unknown): void {
+    const retrying = entries.every((entry) => entry.waiters.length === 0);
+    if (retrying)
+      this.retry.failed?.(
+        error,
+        entries.map((entry) => entry.offset),
+      );
+    this.retryMs =
+      this.retryMs === 0 ? this.retry.firstMs : Math.min(this.retryMs * 2, this.retry.maxMs);
+    for (const entry of entries) {
+      const key = keyOf(entry.offset);
+      if (!this.wanted.has(key)) this.wanted.set(key, { ...entry, waiters: [] });
+    }
+  }
+
   private schedule(): void {
     if (this.timer !== undefined || this.sending) return;
-    this.timer = setTimeout(() => void this.flush(), this.gatherMs);
+    const delay = Math.max(this.gatherMs, this.retryMs);
+    // Unreferenced: a retry due later must not keep a closed consumer's process alive (a close
+    // drains its pipelines, whose commits wait for this timer while the consumer is connected).
+    this.timer = setTimeout(() => void this.flush(), delay).unref();
   }
+}
+
+function keyOf(offset: PartitionOffset): string {
+  return `${offset.topic}:${offset.partition}`;
 }
