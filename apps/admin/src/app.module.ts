@@ -15,6 +15,11 @@ import { DeletionsController } from './deletions/deletions.controller';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { ReceiptsService } from './deletions/receipts.service';
+import {
+  republishAfterMs,
+  UNPUBLISHED_DELETIONS_OPTIONS,
+  UnpublishedDeletions,
+} from './deletions/unpublished-deletions';
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
 import { SourcesController } from './sources/sources.controller';
@@ -47,6 +52,11 @@ export class AppModule {
         DestinationsService,
         DeletionsService,
         ReceiptsService,
+        UnpublishedDeletions,
+        {
+          provide: UNPUBLISHED_DELETIONS_OPTIONS,
+          useValue: { afterMs: republishAfterMs(config.admin.produceTimeoutMs) },
+        },
         AudiencesService,
         SyncsService,
         AdminMetrics,

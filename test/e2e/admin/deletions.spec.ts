@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
+
 import { DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
+import { UnpublishedDeletions } from '../../../apps/admin/src/deletions/unpublished-deletions';
 import { PipelineHarness, PipelineSource } from '../../helpers/pipeline-harness';
 import { eventually } from '../../helpers/services';
 
@@ -239,6 +242,63 @@ describe('receipts', () => {
     expect(list.status).toBe(200);
     expect(list.body.length).toBeGreaterThanOrEqual(4);
     expect(list.body[0]).toMatchObject({ totals: expect.any(Object), targets: expect.any(Array) });
+  });
+});
+
+describe('a request stored but never marked published (the app stopped in between)', () => {
+  /** Stores a request and its notifications to `withHooks` as `create` does, unpublished. */
+  async function storeUnpublished(age: string, userIds: string[]): Promise<string> {
+    const [request] = await h.sql<{ id: string }>(
+      `INSERT INTO deletion_request (user_count, source_ids, created_at, published_at)
+       VALUES ($1, NULL, date_trunc('milliseconds', now()) - $2::interval, NULL) RETURNING id`,
+      [userIds.length, age],
+    );
+    for (const userId of userIds) {
+      await h.sql(
+        `INSERT INTO deletion_notification (id, request_id, source_id, destination_id, user_id)
+         VALUES ($1, $2, $3, $4, $5)`,
+        [randomUUID(), request.id, withHooks.id, withHooks.destinationId, userId],
+      );
+    }
+    return request.id;
+  }
+
+  it('is published again with its stored notifications once it is old enough; a recent one is left alone', async () => {
+    const old = await storeUnpublished('1 hour', ['gone-1', 'gone-2']);
+    const recent = await storeUnpublished('1 second', ['gone-3']);
+    const checker = h.adminApp.get(UnpublishedDeletions);
+    // A check the app's timer began before the rows were stored may answer the first call.
+    await eventually(
+      async () => {
+        await checker.check();
+        const [row] = await h.sql<{ published_at: Date | null }>(
+          'SELECT published_at FROM deletion_request WHERE id = $1',
+          [old],
+        );
+        return row.published_at ? true : undefined;
+      },
+      15_000,
+      'a check that publishes the old request',
+    );
+
+    const request = await h.apiOk('GET', `/deletion-requests/${old}`);
+    expect(request.publishedAt).toEqual(expect.any(String));
+    expect(request.totals).toEqual({ notifications: 2, delivered: 0, pending: 2, failed: 0 });
+    const rows = await notifications(old);
+    await h.settled();
+    const deliveries = deliveriesOf(rows);
+    expect(deliveries).toHaveLength(2);
+    for (const row of rows) {
+      const delivery = deliveries.find((d) => headerText(d, HEADER.messageId) === row.id);
+      expect(delivery?.value?.toString()).toBe(
+        JSON.stringify({ type: 'delete', userId: row.user_id, timestamp: request.createdAt }),
+      );
+    }
+
+    expect((await h.apiOk('GET', `/deletion-requests/${recent}`)).publishedAt).toBeNull();
+    expect(deliveriesOf(await notifications(recent))).toEqual([]);
+    // Published once: a later check finds nothing to do.
+    await expect(checker.check()).resolves.toBe(0);
   });
 });
 

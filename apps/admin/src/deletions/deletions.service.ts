@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull, LessThan } from 'typeorm';
 
 import { BatchProducer } from '@app/kafka';
 import { DeletionRequestEntity } from '@app/settings';
@@ -15,6 +15,9 @@ import { DeletionRequestView, deletionRequestView, TargetRow } from './deletion.
 
 /** Requests the list shows, newest first. */
 const LIST_LIMIT = 100;
+
+/** Unpublished requests published again by one {@link DeletionsService.publishUnpublished}. */
+const REPUBLISH_LIMIT = 20;
 
 /** A (source, destination) a request notifies. */
 interface Target {
@@ -101,6 +104,47 @@ export class DeletionsService {
       `deletion request ${request.id}: ${notifications.length} notification(s) published for ${userIds.length} user(s) and ${targets.length} source(s)`,
     );
     return this.get(request.id);
+  }
+
+  /**
+   * Publishes the notifications of requests stored before `cutoff` and never marked published:
+   * the app stopped between storing a request and Kafka's acknowledgement, or between that
+   * and the mark (or could not remove a request Kafka refused). A notification may so go out
+   * twice; deliveries are at least once anyway, and a user deleted twice is deleted. Oldest
+   * first; throws when Kafka does not take a request's notifications (the rest wait for the
+   * next call).
+   * @returns how many requests were published
+   */
+  async publishUnpublished(cutoff: Date): Promise<number> {
+    const requests = this.dataSource.getRepository(DeletionRequestEntity);
+    const unpublished = await requests.find({
+      where: { publishedAt: IsNull(), createdAt: LessThan(cutoff) },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      take: REPUBLISH_LIMIT,
+    });
+    for (const request of unpublished) {
+      const rows: { id: string; source_id: string; user_id: string }[] =
+        await this.dataSource.query(
+          `SELECT "id", "source_id", "user_id" FROM "deletion_notification"
+           WHERE "request_id" = $1 ORDER BY "source_id", "user_id"`,
+          [request.id],
+        );
+      const timestamp = request.createdAt.toISOString();
+      await publishAll(
+        this.producer,
+        rows.map((r) =>
+          deleteRecord({ id: r.id, sourceId: r.source_id, userId: r.user_id }, timestamp),
+        ),
+      );
+      await requests.update(
+        { id: request.id, publishedAt: IsNull() },
+        { publishedAt: new Date(this.clock.now()) },
+      );
+      this.logger.warn(
+        `deletion request ${request.id} of ${timestamp} was never marked published: ${rows.length} notification(s) published again`,
+      );
+    }
+    return unpublished.length;
   }
 
   async get(id: string): Promise<DeletionRequestView> {
