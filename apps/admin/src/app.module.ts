@@ -15,13 +15,15 @@ import { DeletionsController } from './deletions/deletions.controller';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { ReceiptsService } from './deletions/receipts.service';
-import {
-  republishAfterMs,
-  UNPUBLISHED_DELETIONS_OPTIONS,
-  UnpublishedDeletions,
-} from './deletions/unpublished-deletions';
+
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
+import {
+  Housekeeping,
+  HOUSEKEEPING_OPTIONS,
+  republishAfterMs,
+  SYNC_EXPIRY_MS,
+} from './housekeeping';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesService } from './sources/sources.service';
 
@@ -52,10 +54,13 @@ export class AppModule {
         DestinationsService,
         DeletionsService,
         ReceiptsService,
-        UnpublishedDeletions,
+        Housekeeping,
         {
-          provide: UNPUBLISHED_DELETIONS_OPTIONS,
-          useValue: { afterMs: republishAfterMs(config.admin.produceTimeoutMs) },
+          provide: HOUSEKEEPING_OPTIONS,
+          useValue: {
+            republishAfterMs: republishAfterMs(config.admin.produceTimeoutMs),
+            syncExpiryMs: SYNC_EXPIRY_MS,
+          },
         },
         AudiencesService,
         SyncsService,

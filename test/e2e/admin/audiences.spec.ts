@@ -1,6 +1,7 @@
 import { HEADER, TOPIC } from '@app/contracts';
 import { headerText } from '@app/kafka';
 
+import { Housekeeping } from '../../../apps/admin/src/housekeeping';
 import { PipelineHarness, PipelineSource } from '../../helpers/pipeline-harness';
 import { json } from '../../helpers/topic-reader';
 
@@ -163,6 +164,39 @@ describe('an audience', () => {
     expect((await h.api('DELETE', `${path}/syncs/${opened.id}`)).status).toBe(204);
     const gone = await h.api('GET', `${path}/syncs/${opened.id}`);
     expect(gone).toMatchObject({ status: 404, body: { code: 'sync_not_found' } });
+  });
+
+  it('drops a sync left open for a day with its pages, and no other sync', async () => {
+    const opened = async (userIds: string[]) => {
+      const sync = await h.apiOk('POST', `${path}/syncs`);
+      await h.apiOk('POST', `${path}/syncs/${sync.id}/members`, { userIds });
+      return sync.id as string;
+    };
+    const abandoned = await opened(['old-1', 'old-2']);
+    const recent = await opened(['new-1']);
+    const committed = await opened(['user-20']);
+    await h.apiOk('POST', `${path}/syncs/${committed}/commit`);
+    await h.sql(
+      `UPDATE audience_sync SET created_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`,
+      [[abandoned, committed]],
+    );
+
+    await expect(h.adminApp.get(Housekeeping).run()).resolves.toMatchObject({
+      expiredSyncs: 1,
+    });
+    const gone = await h.api('GET', `${path}/syncs/${abandoned}`);
+    expect(gone).toMatchObject({ status: 404, body: { code: 'sync_not_found' } });
+    await expect(
+      h.sql('SELECT user_id FROM audience_sync_member WHERE sync_id = $1', [abandoned]),
+    ).resolves.toEqual([]);
+    await expect(h.apiOk('GET', `${path}/syncs/${recent}`)).resolves.toMatchObject({
+      status: 'open',
+      uploaded: 1,
+    });
+    await expect(h.apiOk('GET', `${path}/syncs/${committed}`)).resolves.toMatchObject({
+      status: 'committed',
+    });
+    await h.api('DELETE', `${path}/syncs/${recent}`);
   });
 });
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
-import { UnpublishedDeletions } from '../../../apps/admin/src/deletions/unpublished-deletions';
+import { Housekeeping } from '../../../apps/admin/src/housekeeping';
 import { PipelineHarness, PipelineSource } from '../../helpers/pipeline-harness';
 import { eventually } from '../../helpers/services';
 
@@ -266,11 +266,11 @@ describe('a request stored but never marked published (the app stopped in betwee
   it('is published again with its stored notifications once it is old enough; a recent one is left alone', async () => {
     const old = await storeUnpublished('1 hour', ['gone-1', 'gone-2']);
     const recent = await storeUnpublished('1 second', ['gone-3']);
-    const checker = h.adminApp.get(UnpublishedDeletions);
-    // A check the app's timer began before the rows were stored may answer the first call.
+    const housekeeping = h.adminApp.get(Housekeeping);
+    // A round the app's timer began before the rows were stored may answer the first call.
     await eventually(
       async () => {
-        await checker.check();
+        await housekeeping.run();
         const [row] = await h.sql<{ published_at: Date | null }>(
           'SELECT published_at FROM deletion_request WHERE id = $1',
           [old],
@@ -278,7 +278,7 @@ describe('a request stored but never marked published (the app stopped in betwee
         return row.published_at ? true : undefined;
       },
       15_000,
-      'a check that publishes the old request',
+      'a round that publishes the old request',
     );
 
     const request = await h.apiOk('GET', `/deletion-requests/${old}`);
@@ -297,8 +297,8 @@ describe('a request stored but never marked published (the app stopped in betwee
 
     expect((await h.apiOk('GET', `/deletion-requests/${recent}`)).publishedAt).toBeNull();
     expect(deliveriesOf(await notifications(recent))).toEqual([]);
-    // Published once: a later check finds nothing to do.
-    await expect(checker.check()).resolves.toBe(0);
+    // Published once: a later round finds nothing to do.
+    await expect(housekeeping.run()).resolves.toMatchObject({ republished: 0 });
   });
 });
 

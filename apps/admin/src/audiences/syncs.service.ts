@@ -85,6 +85,23 @@ export class SyncsService {
     });
   }
 
+  /**
+   * Drops the syncs opened before `cutoff` and still open, with their pages: abandoned ones
+   * would keep their pages for good. A sync being committed holds its row until the commit
+   * ends, and is committed then, so it is never taken.
+   * @returns how many were dropped
+   */
+  async expireOpen(cutoff: Date): Promise<number> {
+    const [, dropped] = await this.dataSource.query<[unknown, number]>(
+      `DELETE FROM "audience_sync" WHERE "status" = 'open' AND "created_at" < $1`,
+      [cutoff],
+    );
+    if (dropped > 0) {
+      this.logger.warn(`${dropped} sync(s) opened before ${cutoff.toISOString()} expired`);
+    }
+    return dropped;
+  }
+
   /** Drops an open sync and its pages. */
   async abort(sourceId: string, kind: AudienceKind, audienceId: string, syncId: string) {
     await this.dataSource.transaction(async (m) => {
