@@ -3,14 +3,15 @@ import { logLevel } from 'kafkajs';
 import { nestLevel, TRANSIENT_ANSWERS } from './kafka.connection';
 
 describe(nestLevel.name, () => {
-  it("lists kafkajs's own messages for the leader and coordinator errors it retries", () => {
+  it("lists kafkajs's own messages for the topic, leader, coordinator and rebalance errors it retries or rejoins after", () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { errorCodes } = require('kafkajs/src/protocol/error') as {
       errorCodes: { code: number; retriable: boolean; message: string }[];
     };
-    // NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, and the three group-coordinator codes.
-    const expected = errorCodes.filter((e) => [5, 6, 14, 15, 16].includes(e.code));
-    expect(expected.every((e) => e.retriable)).toBe(true);
+    // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, the three
+    // group-coordinator codes, and REBALANCE_IN_PROGRESS (not retried: the member rejoins).
+    const expected = errorCodes.filter((e) => [3, 5, 6, 14, 15, 16, 27].includes(e.code));
+    expect(expected.filter((e) => !e.retriable).map((e) => e.code)).toEqual([27]);
     expect([...TRANSIENT_ANSWERS].sort()).toEqual(expected.map((e) => e.message).sort());
   });
 

@@ -30,17 +30,19 @@ const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
 const EXPECTED_WARNING = 'Limiting retries for the idempotent producer';
 
 /**
- * Broker answers that only mean "not ready yet, ask again" while leaders and group
- * coordinators settle (a new topic, a broker start). kafkajs logs every error answer at ERROR
- * and then retries it; these are debug here. If the retries run out, the caller gets the
- * error and reports it.
+ * Broker answers that only mean "not ready yet, ask again" while topics, leaders and group
+ * coordinators settle (a new topic, a broker start), or "join again" while a group rebalances.
+ * kafkajs logs every error answer at ERROR and then retries it (or rejoins); these are debug
+ * here. If the retries run out, the caller gets the error and reports it.
  */
 export const TRANSIENT_ANSWERS: ReadonlySet<string> = new Set([
+  'This server does not host this topic-partition',
   'This server is not the leader for that topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
   "The coordinator is loading and hence can't process requests for this group",
   'The group coordinator is not available',
   'This is not the correct coordinator for this group',
+  'The group is rebalancing, so a rejoin is needed',
 ]);
 
 /** The Nest log level of a kafkajs log entry. */
