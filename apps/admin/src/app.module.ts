@@ -15,7 +15,6 @@ import { DeletionsController } from './deletions/deletions.controller';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { ReceiptsService } from './deletions/receipts.service';
-
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
 import {
