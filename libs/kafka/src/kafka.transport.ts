@@ -123,6 +123,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.commits.stopRetrying();
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
     const consumer = this.consumer;

@@ -156,5 +156,22 @@ describe(OffsetCommits.name, () => {
       await next;
       expect(sent.at(-1)).toEqual(['0@6']);
     });
+
+    it('is not tried again once retrying stopped, and a commit waiting for the backoff goes at once', async () => {
+      const { sent, send } = refusing(2);
+      const commits = new OffsetCommits(send, 50, { firstMs: 5_000, maxMs: 5_000 });
+      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
+      await advance(50);
+      const last = commits.commit(offset(1, '2'), yes);
+      const refused = expect(last).rejects.toThrow('coordinator moved');
+      await advance(100);
+      expect(sent).toEqual([['0@5']]);
+      commits.stopRetrying();
+      await advance(50);
+      await refused;
+      expect(sent).toEqual([['0@5'], ['0@5', '1@2']]);
+      await advance(60_000);
+      expect(sent).toHaveLength(2);
+    });
   });
 });

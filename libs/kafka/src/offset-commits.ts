@@ -41,6 +41,8 @@ export class OffsetCommits {
   private sending = false;
   /** The delay before the next retry; 0 while the last request succeeded. */
   private retryMs = 0;
+  /** False once {@link stopRetrying} was called. */
+  private retrying = true;
 
   /**
    * @param send commits the offsets in one request (kafkajs `consumer.commitOffsets`)
@@ -94,8 +96,22 @@ export class OffsetCommits {
     }
   }
 
+  /**
+   * From now on a refused request is not tried again, and no commit waits for a retry's
+   * backoff: for a consumer that is closing, whose last commits must go at once.
+   */
+  stopRetrying(): void {
+    this.retrying = false;
+    this.retryMs = 0;
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.schedule();
+  }
+
   /** Wants the refused offsets again (unless newer ones came meanwhile), after a backoff. */
   private refused(entries: readonly Wanted[], error: unknown): void {
+    if (!this.retrying) return;
     const retrying = entries.every((entry) => entry.waiters.length === 0);
     if (retrying)
       this.retry.failed?.(
