@@ -162,7 +162,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       groupId: this.options.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
-      maxBytesPerPartition: this.options.maxBytesPerPartition ?? 1_048_576,
+      maxBytesPerPartition: this.options.maxBytesPerPartition,
       allowAutoTopicCreation: false,
       // kafkajs restarts a crashed consumer (e.g. after a broker outage) on a timer; once
       // closing, a restart would leave a consumer nobody stops.

@@ -1,4 +1,4 @@
-import { OffsetCommits, PartitionOffset } from './offset-commits';
+import { CommitRetry, OffsetCommits, PartitionOffset } from './offset-commits';
 
 const yes = (): boolean => true;
 
@@ -88,8 +88,18 @@ describe(OffsetCommits.name, () => {
       return { sent, send };
     };
     /** Runs the timers due within `ms` and the promise callbacks they started. */
-    const advance = async (ms: number) => {
-      await jest.advanceTimersByTimeAsync(ms);
+    const advance = (ms: number) => jest.advanceTimersByTimeAsync(ms);
+    /** Commits 0@5 through a committer whose first `refusals` requests are refused; it is sent. */
+    const afterFirstRequest = async (
+      refusals: number,
+      retry: CommitRetry,
+      current: () => boolean = yes,
+    ) => {
+      const { sent, send } = refusing(refusals);
+      const commits = new OffsetCommits(send, 50, retry);
+      void commits.commit(offset(0, '5'), current).catch(() => undefined);
+      await advance(50);
+      return { sent, commits };
     };
 
     beforeEach(() => jest.useFakeTimers());
@@ -110,10 +120,7 @@ describe(OffsetCommits.name, () => {
     });
 
     it('is replaced by a newer offset of its partition, and others join the retry', async () => {
-      const { sent, send } = refusing(1);
-      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 8_000 });
-      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
-      await advance(50);
+      const { sent, commits } = await afterFirstRequest(1, { firstMs: 1_000, maxMs: 8_000 });
       const later = commits.commit(offset(0, '9'), yes);
       const other = commits.commit(offset(1, '3'), yes);
       await advance(1_000);
@@ -122,27 +129,27 @@ describe(OffsetCommits.name, () => {
     });
 
     it('is dropped once its partition is no longer current', async () => {
-      const { sent, send } = refusing(1);
       let current = true;
-      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 8_000 });
-      void commits.commit(offset(0, '5'), () => current).catch(() => undefined);
-      await advance(50);
+      const { sent } = await afterFirstRequest(1, { firstMs: 1_000, maxMs: 8_000 }, () => current);
       current = false;
       await advance(10_000);
       expect(sent).toEqual([['0@5']]);
     });
 
     it('backs off doubling up to the maximum, tells of each refused retry, and starts over after a success', async () => {
-      const { sent, send } = refusing(4);
       const failed = jest.fn();
-      const commits = new OffsetCommits(send, 50, { firstMs: 1_000, maxMs: 3_000, failed });
-      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
-      const times: number[] = [];
       const started = Date.now();
+      const { sent, commits } = await afterFirstRequest(4, {
+        firstMs: 1_000,
+        maxMs: 3_000,
+        failed,
+      });
+      const times: number[] = [];
       const count = () => {
         while (times.length < sent.length) times.push(Date.now() - started);
       };
-      for (let step = 0; step < 200; step += 1) {
+      count();
+      for (let step = 1; step < 200; step += 1) {
         await advance(50);
         count();
       }
@@ -158,10 +165,7 @@ describe(OffsetCommits.name, () => {
     });
 
     it('is not tried again once retrying stopped, and a commit waiting for the backoff goes at once', async () => {
-      const { sent, send } = refusing(2);
-      const commits = new OffsetCommits(send, 50, { firstMs: 5_000, maxMs: 5_000 });
-      void commits.commit(offset(0, '5'), yes).catch(() => undefined);
-      await advance(50);
+      const { sent, commits } = await afterFirstRequest(2, { firstMs: 5_000, maxMs: 5_000 });
       const last = commits.commit(offset(1, '2'), yes);
       const refused = expect(last).rejects.toThrow('coordinator moved');
       await advance(100);

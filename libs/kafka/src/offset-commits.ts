@@ -112,8 +112,8 @@ export class OffsetCommits {
   /** Wants the refused offsets again (unless newer ones came meanwhile), after a backoff. */
   private refused(entries: readonly Wanted[], error: unknown): void {
     if (!this.retrying) return;
-    const retrying = entries.every((entry) => entry.waiters.length === 0);
-    if (retrying)
+    const onlyRetries = entries.every((entry) => entry.waiters.length === 0);
+    if (onlyRetries)
       this.retry.failed?.(
         error,
         entries.map((entry) => entry.offset),
