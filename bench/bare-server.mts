@@ -8,10 +8,10 @@
  */
 import { createServer } from 'node:http';
 
+import { answerJson, serve } from './bare-http.mts';
+
 const SUCCESS = Buffer.from('{"success":true}');
 const INVALID = Buffer.from('{"code":"invalid_json","message":"the body is not valid JSON"}');
-/** Same as Fastify's default, so idle connections live as long on both sides. */
-const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 const server = createServer((request, response) => {
   const chunks: Buffer[] = [];
@@ -23,24 +23,7 @@ const server = createServer((request, response) => {
     } catch {
       answer = INVALID;
     }
-    response.writeHead(answer === SUCCESS ? 200 : 400, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': answer.length,
-    });
-    response.end(answer);
+    answerJson(response, answer === SUCCESS ? 200 : 400, answer);
   });
 });
-server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-});
-
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  });
-}
+serve(server);

@@ -44,6 +44,7 @@ interface Measurements {
   readonly track: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
+  readonly bareKafka: Series;
   readonly trackAtHalf: Series;
   readonly bareAtHalf: Series;
 }
@@ -62,6 +63,7 @@ class IngestBench {
   private ingest?: Target;
   private bare?: Target;
   private bareFastify?: Target;
+  private bareKafka?: Target;
 
   constructor(settings: Settings) {
     this.settings = settings;
@@ -77,6 +79,7 @@ class IngestBench {
     this.ingest = this.stand.ingest;
     this.bare = this.stand.bare;
     this.bareFastify = this.stand.bareFastify;
+    this.bareKafka = this.stand.bareKafka;
     await this.preflight();
     await this.warmUp();
     const maxima = await this.measureMaxima();
@@ -93,6 +96,7 @@ class IngestBench {
       [this.ingest, '/v1/track', this.trackBodies[0]],
       [this.bare, '/v1/track', this.trackBodies[0]],
       [this.bareFastify, '/v1/track', this.trackBodies[0]],
+      [this.bareKafka, '/v1/track', this.trackBodies[0]],
     ];
     for (const [target, path, body] of checks) {
       const response = await fetch(`http://127.0.0.1:${target?.port}${path}`, {
@@ -124,6 +128,7 @@ class IngestBench {
     await this.load(series('warm-up /v1/track', 'requests/s'), this.ingest, track);
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
     await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
+    await this.load(series('warm-up bare node:http + Kafka', 'requests/s'), this.bareKafka, track);
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -134,6 +139,7 @@ class IngestBench {
       track: series('ingest /v1/track', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
+      bareKafka: series('bare node:http + Kafka', 'requests/s'),
     };
     const runs = {
       batch: () => this.load(m.batch, this.ingest, this.batchPlan()),
@@ -141,14 +147,15 @@ class IngestBench {
       track: () => this.load(m.track, this.ingest, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
+      bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
     };
     for (let round = 1; round <= this.settings.rounds; round += 1) {
       progress(`round ${round}/${this.settings.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] =
         round % 2 === 1
-          ? ['track', 'bare', 'bareFastify', 'batch', 'perf']
-          : ['bareFastify', 'bare', 'track', 'perf', 'batch'];
+          ? ['track', 'bare', 'bareFastify', 'bareKafka', 'batch', 'perf']
+          : ['bareKafka', 'bareFastify', 'bare', 'track', 'perf', 'batch'];
       for (const name of order) await runs[name]();
     }
     return m;
@@ -246,6 +253,12 @@ class IngestBench {
     const paired = (a: Series, b: Series) =>
       a.samples.map((x, i) => x.value / (b.samples[i]?.value ?? NaN));
     const ratio = (a: Series, b: Series) => medianOf(a, 'value') / medianOf(b, 'value');
+    const context = (name: string, side: Series, what: string) =>
+      `(b) for context: ${name} requests/s ÷ bare node:http requests/s = ` +
+      `${ratio(side, m.bare).toFixed(2)} (${what}; per round ` +
+      `${paired(side, m.bare)
+        .map((r) => r.toFixed(2))
+        .join(' ')})`;
     return [
       '',
       `Sluice ingest benchmark: medians of ${s.rounds} interleaved rounds, ${s.seconds} s each ` +
@@ -260,7 +273,16 @@ class IngestBench {
       'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
         `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy)`,
       '',
-      seriesTable([m.batch, m.perf, m.track, m.bare, m.bareFastify, m.trackAtHalf, m.bareAtHalf]),
+      seriesTable([
+        m.batch,
+        m.perf,
+        m.track,
+        m.bare,
+        m.bareFastify,
+        m.bareKafka,
+        m.trackAtHalf,
+        m.bareAtHalf,
+      ]),
       '',
       ratioTable([
         {
@@ -276,11 +298,12 @@ class IngestBench {
           perRound: paired(m.track, m.bare),
         },
       ]),
-      `(b) for context: bare Fastify requests/s ÷ bare node:http requests/s = ` +
-        `${ratio(m.bareFastify, m.bare).toFixed(2)} (the HTTP framework alone, before any work; ` +
-        `per round ${paired(m.bareFastify, m.bare)
-          .map((r) => r.toFixed(2))
-          .join(' ')})`,
+      context('bare Fastify', m.bareFastify, 'the HTTP framework alone, before any work'),
+      context(
+        'bare node:http + Kafka',
+        m.bareKafka,
+        "each call parsed, serialized and produced through ingest's producer, nothing else",
+      ),
       `(c) /v1/track p99 at half the maximum (${count(halfRate)} requests/s, open loop): ` +
         `${medianOf(m.trackAtHalf, 'p99Ms').toFixed(1)} ms (bare node:http at the same rate: ` +
         `${medianOf(m.bareAtHalf, 'p99Ms').toFixed(1)} ms; no numeric goal set)`,

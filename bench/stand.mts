@@ -1,7 +1,8 @@
 /**
  * What the benchmark runs against: a source row, the ingest app with fresh topics, the bare
- * `node:http` and bare Fastify servers, and Kafka's own topic for ProducerPerformance. Everything it creates it
- * removes again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
+ * `node:http`, bare Fastify and bare `node:http` + Kafka servers, and the topics of
+ * ProducerPerformance and of the last of those servers. Everything it creates it removes
+ * again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
  */
 import { randomBytes } from 'node:crypto';
 
@@ -22,9 +23,12 @@ import {
 const READY_TIMEOUT_MS = 90_000;
 /** Ingest loads the settings cache at boot; a little more time for its LISTEN and producer. */
 const SETTLE_MS = 1_500;
+/** Longest wait for a bare server's port (the one with Kafka connects its producers first). */
+const BARE_START_TIMEOUT_MS = 30_000;
 const INGEST_MAIN = 'dist/apps/ingest/src/main.js';
 const BARE_SERVER = 'bench/bare-server.mts';
 const BARE_FASTIFY = 'bench/bare-fastify.mts';
+const BARE_KAFKA = 'bench/bare-kafka.mts';
 
 /** What the stand needs to know. */
 export interface StandOptions {
@@ -47,10 +51,13 @@ export class Stand {
   readonly prefix = `bench.${Date.now().toString(36)}.`;
   readonly writeKey = `bench-${randomBytes(16).toString('hex')}`;
   readonly perfTopic = `${this.prefix}bench.producer-perf`;
+  /** Where the bare server with Kafka produces. */
+  readonly bareKafkaTopic = `${this.prefix}bench.bare-kafka`;
   readonly kafka;
   ingest?: Target;
   bare?: Target;
   bareFastify?: Target;
+  bareKafka?: Target;
   private admin?: Admin;
   private sourceId?: string;
   private processes: Managed[] = [];
@@ -79,12 +86,20 @@ export class Stand {
     });
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    // Ingest creates its own topics at start-up; this one is ProducerPerformance's.
-    await createTopics(this.admin, [this.perfTopic], this.options.partitions);
-    [this.ingest, this.bare, this.bareFastify] = await Promise.all([
+    // Ingest creates its own topics at start-up; these are ProducerPerformance's and the bare
+    // server's with Kafka.
+    const topics = [this.perfTopic, this.bareKafkaTopic];
+    await createTopics(this.admin, topics, this.options.partitions);
+    const bareKafkaSpec = {
+      brokers: this.options.brokers,
+      topic: this.bareKafkaTopic,
+      sourceId: this.sourceId,
+    };
+    [this.ingest, this.bare, this.bareFastify, this.bareKafka] = await Promise.all([
       this.startIngest(),
       this.startBare('bare node:http', BARE_SERVER),
       this.startBare('bare Fastify', BARE_FASTIFY),
+      this.startBare('bare node:http + Kafka', BARE_KAFKA, [JSON.stringify(bareKafkaSpec)]),
     ]);
     await sleep(SETTLE_MS);
   }
@@ -125,10 +140,10 @@ export class Stand {
     return { name: 'ingest', port, pid: ingest.pid };
   }
 
-  private async startBare(name: string, script: string): Promise<Target> {
-    const bare = this.supervisor.spawn(name, process.execPath, [script], {});
+  private async startBare(name: string, script: string, args: string[] = []): Promise<Target> {
+    const bare = this.supervisor.spawn(name, process.execPath, [script, ...args], {});
     this.processes.push(bare);
-    const { port } = (await firstJsonLine(bare, 10_000)) as { port: number };
+    const { port } = (await firstJsonLine(bare, BARE_START_TIMEOUT_MS)) as { port: number };
     return { name, port, pid: bare.pid };
   }
 
