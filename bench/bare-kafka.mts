@@ -15,7 +15,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
 
 import { answerJson, serve } from './bare-http.mts';
 
@@ -27,7 +26,7 @@ export interface BareKafkaSpec {
   readonly sourceId: string;
 }
 
-/** What this server uses of `libs/kafka` (the built JavaScript carries no types). */
+/** What this server uses of the project's libraries (the built JavaScript carries no types). */
 interface KafkaLib {
   KafkaConnection: new (options: {
     brokers: string[];
@@ -42,27 +41,28 @@ interface KafkaLib {
     send(records: { topic: string; key: string; value: string; headers: object }[]): Promise<void>;
   };
 }
+interface HeadersLib {
+  HEADER: Record<'sourceId' | 'callType' | 'messageId' | 'integrations', string>;
+}
+interface RuntimeLib {
+  setV8Options(): void;
+}
 
 /** Ingest's PRODUCE_REQUESTS_IN_FLIGHT (apps/ingest/src/app.module.ts). */
 const REQUESTS_IN_FLIGHT = 2;
 const SUCCESS = Buffer.from('{"success":true}');
 const INVALID = Buffer.from('{"code":"invalid_json","message":"the body is not valid JSON"}');
 const UNAVAILABLE = Buffer.from('{"code":"kafka_unavailable","message":"not stored"}');
-/** The routing facts' headers (libs/contracts/src/headers.ts) and ingest's verdict value. */
-const HEADER = {
-  sourceId: 'sluice-source-id',
-  callType: 'sluice-call-type',
-  messageId: 'sluice-message-id',
-  integrations: 'sluice-integrations',
-};
+/** Ingest's integrations verdict for a call that may reach webhooks. */
 const WEBHOOKS_ON = '{"Webhooks":true}';
 
-// The V8 option every app starts with (libs/runtime's setV8Options), so both sides of the
-// comparison collect garbage alike.
-setFlagsFromString('--no-allocation-site-pretenuring');
+const requireBuilt = createRequire(import.meta.url);
+// The V8 options every app starts with, so both sides of the comparison collect garbage alike.
+(requireBuilt('../dist/libs/runtime/src/v8-options.js') as RuntimeLib).setV8Options();
+const { HEADER } = requireBuilt('../dist/libs/contracts/src/headers.js') as HeadersLib;
+const kafka = requireBuilt('../dist/libs/kafka/src/index.js') as KafkaLib;
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as BareKafkaSpec;
-const kafka = createRequire(import.meta.url)('../dist/libs/kafka/src/index.js') as KafkaLib;
 const connection = new kafka.KafkaConnection({
   brokers: spec.brokers.split(','),
   clientId: 'sluice-bench-bare-kafka',
