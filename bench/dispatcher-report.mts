@@ -4,7 +4,7 @@ import { cpus } from 'node:os';
 import { envReader } from './common.mts';
 import { count, fixed, median, table } from './report.mts';
 
-/** The goals of DESIGN.md section 8 and issue 5. */
+/** The goals of docs/performance.md and issue 5. */
 const GOAL = { rate: 0.6, cpu: 2.0, isolation: 0.9, idlePercent: 1 } as const;
 
 /** The benchmark's settings, from the environment (see bench/DISPATCHER.md). */

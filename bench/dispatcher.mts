@@ -1,5 +1,5 @@
 /**
- * The dispatcher benchmark (DESIGN.md section 8, issue 5): (a) signed deliveries/s from a
+ * The dispatcher benchmark (docs/performance.md, issue 5): (a) signed deliveries/s from a
  * pre-filled `sluice.deliveries.v1` to a local 200 sink divided by a bare undici
  * `Pool.request` loop posting the same bytes to the same sink, and CPU per delivery against
  * that loop's CPU per request; (b) the healthy destination's deliveries/s while another

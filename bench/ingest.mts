@@ -1,5 +1,5 @@
 /**
- * The ingest benchmark (DESIGN.md section 8): ratios of the ingest app to physical limits
+ * The ingest benchmark (docs/performance.md): ratios of the ingest app to physical limits
  * measured on the same machine in the same run, A/B runs interleaved, medians printed.
  *
  *   (a) `/v1/batch` acknowledged events/s ÷ Kafka's ProducerPerformance records/s (same

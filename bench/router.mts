@@ -1,5 +1,5 @@
 /**
- * The router benchmark (DESIGN.md section 8): calls/s the router app routes from a pre-filled
+ * The router benchmark (docs/performance.md): calls/s the router app routes from a pre-filled
  * `sluice.calls.v1` to `sluice.deliveries.v1`, divided by the records/s of a bare kafkajs
  * consume-and-produce loop (bench/router-bare.mts) moving the same records between the same
  * kind of topics, measured in the same run, A/B runs interleaved, medians printed.

@@ -25,7 +25,7 @@ export async function startIngest(
     ...options,
     bodyLimitBytes: MAX_RAW_BODY_BYTES,
     trustedProxies: config.ingest.trustedProxies,
-    // DESIGN.md section 5: an oversize request is a 400 like every other refused body.
+    // docs/api.md: an oversize request is a 400 like every other refused body.
     errorOverrides: { 413: { status: 400, code: 'request_too_large' } },
   });
   readBodiesAsBytes(app);

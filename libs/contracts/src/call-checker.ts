@@ -24,7 +24,7 @@ interface PropertyRules {
 }
 
 /**
- * A checker derived once from a class's class-validator rules (DESIGN.md section 8): the
+ * A checker derived once from a class's class-validator rules (docs/performance.md): the
  * same rules, messages and order as `validateSync` with `stopAtFirstError`, without building
  * an instance or an error tree per call. Supports the rule kinds call classes use
  * (conditional, defined, custom and the built-in decorators, which are custom ones); a class

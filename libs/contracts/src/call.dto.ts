@@ -55,7 +55,7 @@ export abstract class BaseCall {
   @IsObject()
   context?: Record<string, unknown>;
 
-  /** Which destinations receive the call (DESIGN.md section 6). */
+  /** Which destinations receive the call (docs/architecture.md, "Security"). */
   @IsOptional()
   @IsObject()
   integrations?: Record<string, unknown>;

@@ -18,8 +18,8 @@ export interface EnrichContext {
 const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const;
 
 /**
- * Enriches a valid call in place (DESIGN.md section 5) and returns it, already in the shape
- * of the outbound webhook body (DESIGN.md section 3), so that later stages pass its bytes on
+ * Enriches a valid call in place (docs/api.md) and returns it, already in the shape
+ * of the outbound webhook body (docs/architecture.md, "Delivery semantics"), so that later stages pass its bytes on
  * without parsing: `version` 1 (a sent value is overwritten); `type`; `messageId`
  * when absent; `receivedAt`; `timestamp` from the server's clock when absent, or corrected for
  * the client's clock skew when `sentAt` is given too (`originalTimestamp` keeps the sent

@@ -1,6 +1,6 @@
 /**
  * Kafka header names, defined once. Routing facts travel in headers so that no consumer
- * after ingest has to parse a record's body (DESIGN.md section 2).
+ * after ingest has to parse a record's body (docs/architecture.md, "Topics and records").
  */
 export const HEADER = {
   /** Why a record was rejected or dead-lettered (a stable code). */

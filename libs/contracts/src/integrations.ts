@@ -5,7 +5,7 @@ export const WEBHOOKS_INTEGRATION = 'Webhooks';
 
 /**
  * Whether a call's `integrations` object lets it reach the destination named `name`
- * (DESIGN.md section 6). Read at the top level, falling back to `context.integrations`. All
+ * (docs/architecture.md, "Security"). Read at the top level, falling back to `context.integrations`. All
  * destinations are on by default; `All: false` turns all off except those named with `true`
  * or an object; a destination named with `false` is off; other values count as absent; names
  * are case-sensitive.

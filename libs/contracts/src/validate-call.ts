@@ -39,7 +39,7 @@ export function stringifyIds(call: Record<string, unknown>): void {
 /**
  * Checks a call against its class's rules, through a checker derived from them at start-up
  * rather than class-transformer and `validateSync`, which cost several times more per call
- * (DESIGN.md section 8). The call itself is read, never copied.
+ * (docs/performance.md). The call itself is read, never copied.
  * @returns undefined when valid, else a message naming the field and the rule.
  */
 export function validateCall(type: CallType, call: Record<string, unknown>): string | undefined {

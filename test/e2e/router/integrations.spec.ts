@@ -7,7 +7,7 @@ import { TestSource } from '../../helpers/ingest-harness';
 import { RouterHarness } from '../../helpers/router-harness';
 
 /**
- * The integrations rules (DESIGN.md section 6) end to end: a call sent to ingest with these
+ * The integrations rules (docs/architecture.md, "Security") end to end: a call sent to ingest with these
  * fields is delivered by the router, or not. The verdict is computed once at ingest and
  * travels in a header; this checks the two together.
  */

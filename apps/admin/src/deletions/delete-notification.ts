@@ -12,7 +12,7 @@ export interface DeleteNotification {
  * The record of a delete notification on `sluice.calls.v1`, keyed and headed as ingest
  * keys and heads calls (`sourceId:userId`; source, type and message id headers). Its value
  * is the exact webhook body, `{"type":"delete","userId":...,"timestamp":...}`: no `version`,
- * no `messageId` (DESIGN.md section 3). Delete notifications ignore the integrations object,
+ * no `messageId` (docs/architecture.md, "Delivery semantics"). Delete notifications ignore the integrations object,
  * so there is no verdict header.
  * @param timestamp the deletion request's creation time, ISO 8601 UTC
  */

@@ -48,7 +48,7 @@ export const SIGNATURE_HEADER = 'x-signature';
 const OUTCOME_TYPES: ReadonlySet<string> = new Set(['delete']);
 
 /**
- * Delivers one record of the deliveries topic or of a retry tier (DESIGN.md section 3): POSTs
+ * Delivers one record of the deliveries topic or of a retry tier (docs/architecture.md, "Delivery semantics"): POSTs
  * its bytes, signed, to every webhook it covers at once; any 2xx ends it; otherwise the
  * webhooks that failed in a retryable way go together to the next retry tier, or, when none
  * did or the window closes, the delivery goes to the dead-letter topic. Resolves only once

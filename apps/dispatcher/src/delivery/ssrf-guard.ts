@@ -46,7 +46,7 @@ type LookupCallback = (
 ) => void;
 
 /**
- * The SSRF guard (DESIGN.md section 6). `lookup` replaces the connector's DNS lookup: it
+ * The SSRF guard (docs/architecture.md, "Security"). `lookup` replaces the connector's DNS lookup: it
  * resolves the host, checks every address, and hands only checked addresses to the socket,
  * so the connection goes to the address that was checked while TLS still uses the URL's
  * host name for SNI and certificate checks. Hosts written as IP literals never reach a

@@ -231,7 +231,7 @@ function parseTarget(url: string, guard: SsrfGuard): Target | AttemptResult {
   return { origin: target.origin, path: `${target.pathname}${target.search}` };
 }
 
-/** The outcome an HTTP status means (DESIGN.md section 3). */
+/** The outcome an HTTP status means (docs/architecture.md, "Delivery semantics"). */
 export function classifyStatus(
   status: number,
   retryAfter?: string | string[],

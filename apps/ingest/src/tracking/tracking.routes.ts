@@ -27,7 +27,7 @@ type TrackingRequest = FastifyRequest<{ Params: { route: string } }>;
  *
  * The one hot path of the app, so it is a Fastify route rather than a Nest controller:
  * Nest's router (its guards, pipes, interceptors and response handling, none of which this
- * route uses) costs about 25 µs a request (DESIGN.md section 8), a tenth of a call's whole
+ * route uses) costs about 25 µs a request (docs/performance.md), a tenth of a call's whole
  * budget. Register it after `app.init()`: it then shares the app's error handler (Nest's,
  * with the JSON error filter), which answers a body too large or anything unexpected.
  */

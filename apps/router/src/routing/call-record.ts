@@ -41,8 +41,8 @@ const WEBHOOKS_OFF = JSON.stringify({ [WEBHOOKS_INTEGRATION]: false });
 
 /**
  * Reads a record of `sluice.calls.v1` (key `sourceId:userKey`, routing facts in headers,
- * DESIGN.md section 2). A delete notification ignores the integrations header, even a
- * malformed one (DESIGN.md section 6).
+ * docs/architecture.md, "Topics and records"). A delete notification ignores the integrations header, even a
+ * malformed one (docs/architecture.md, "Security").
  */
 export function decodeCallRecord(record: IncomingRecord): DecodedCall {
   const sourceId = record.headers[HEADER.sourceId]?.toString('utf8');

@@ -43,7 +43,7 @@ const FILTERED = Object.fromEntries(
 /**
  * Decides where a call goes from its routing facts and the current settings: to the enabled
  * webhook destination of its enabled source, unless its integrations verdict turns webhooks
- * off. Delete notifications ignore the integrations object (DESIGN.md section 6) but follow
+ * off. Delete notifications ignore the integrations object (docs/architecture.md, "Security") but follow
  * the source's and the destination's settings like every call.
  */
 export function decideRoute(
