@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The programs `npm test` needs from the machine, installed when missing (the way services.sh
+# brings Kafka and PostgreSQL).
+#
+#   docker/local/tools.sh install      install what is missing (idempotent; silent when all is there)
+#   docker/local/tools.sh check        say what is there and what is missing; install nothing
+#   docker/local/tools.sh run CMD...   `install`, then CMD with .local/bin first on PATH
+#
+# Debian packages, installed as root (`apt-get update` only when one is missing):
+#   Java 17, Maven and PostgreSQL 15 for the local services, unless KAFKA_BROKERS / DATABASE_URL
+#   name services already running; prometheus and promtool (test/e2e/ops), docker-compose 1.29
+#   (validates docker/compose.yml) and chromium (browser tests), without their recommendations.
+# helm, at HELM_VERSION, built with Go from the Go module proxy into .local/bin (git-ignored);
+# $HELM, when set, names a helm to use instead.
+# What cannot be had (not root, no Go) stops the run here, with the command that installs it.
+#
+# SLUICE_GO names the go binary (default: go on PATH, else /usr/local/go/bin/go); a path that
+# does not exist stands for a machine without Go.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+BIN_DIR="$ROOT/.local/bin"
+HELM_VERSION=v3.22.0
+# helm's go.mod at HELM_VERSION asks for this Go.
+HELM_GO=1.26
+
+log() { echo "[tools] $*" >&2; }
+
+go_bin() {
+  if [[ -n "${SLUICE_GO:-}" ]]; then
+    echo "$SLUICE_GO"
+  else
+    command -v go || echo /usr/local/go/bin/go
+  fi
+}
+
+helm_bin() { echo "${HELM:-$BIN_DIR/helm}"; }
+
+helm_ok() {
+  local helm
+  helm="$(command -v "$(helm_bin)")" || return 1
+  # A helm of our choosing ($HELM) is taken as it is; ours must be the pinned version.
+  [[ -n "${HELM:-}" ]] && return 0
+  [[ "$("$helm" version --template '{{.Version}}' 2>/dev/null)" == "$HELM_VERSION" ]]
+}
+
+chromium_works() {
+  timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom about:blank 2>/dev/null |
+    grep -q '<body>'
+}
+
+# The Debian packages missing, each as "package:flag": flag "r" keeps recommendations.
+missing_packages() {
+  if [[ -z "${KAFKA_BROKERS:-}" ]]; then
+    command -v java >/dev/null || echo openjdk-17-jre-headless:r
+    command -v mvn >/dev/null || echo maven:r
+  fi
+  if [[ -z "${DATABASE_URL:-}" ]]; then
+    [[ -x /usr/lib/postgresql/15/bin/postgres ]] || echo postgresql-15:r
+  fi
+  command -v prometheus >/dev/null && command -v promtool >/dev/null || echo prometheus:
+  command -v docker-compose >/dev/null || echo docker-compose:
+  command -v chromium >/dev/null || echo chromium:
+  return 0
+}
+
+# Splits "package:flag" entries into RECOMMENDS (flag r) and NO_RECOMMENDS.
+split_packages() {
+  RECOMMENDS=() NO_RECOMMENDS=()
+  local p
+  for p in "$@"; do
+    if [[ "${p#*:}" == r ]]; then RECOMMENDS+=("${p%:*}"); else NO_RECOMMENDS+=("${p%:*}"); fi
+  done
+}
+
+install_packages() {
+  split_packages "$@"
+  if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+    log "error: missing Debian packages: ${*%:*}"
+    if [[ "$(id -u)" != 0 ]]; then
+      log "installing them needs root; run as root (or with sudo):"
+    else
+      log "apt-get is not there; install them with your system's packages, or on Debian:"
+    fi
+    log "  apt-get update"
+    ((${#RECOMMENDS[@]} == 0)) || log "  apt-get install -y ${RECOMMENDS[*]}"
+    ((${#NO_RECOMMENDS[@]} == 0)) || log "  apt-get install -y --no-install-recommends ${NO_RECOMMENDS[*]}"
+    exit 1
+  fi
+  log "installing ${*%:*}"
+  export DEBIAN_FRONTEND=noninteractive
+  # The lock timeout waits for another apt-get (a parallel run) instead of failing.
+  local apt=(apt-get -q -o DPkg::Lock::Timeout=600)
+  "${apt[@]}" update >&2
+  ((${#RECOMMENDS[@]} == 0)) || "${apt[@]}" install -y "${RECOMMENDS[@]}" >&2
+  ((${#NO_RECOMMENDS[@]} == 0)) || "${apt[@]}" install -y --no-install-recommends "${NO_RECOMMENDS[@]}" >&2
+}
+
+install_helm() {
+  local go command="GOBIN=$BIN_DIR go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  go="$(go_bin)"
+  if [[ ! -x "$go" ]]; then
+    log "error: helm $HELM_VERSION is missing (test/integration/ops/helm.spec.ts), and Go, which builds it, is not found."
+    log "install Go $HELM_GO or newer (https://go.dev/dl/, e.g. into /usr/local/go), then run again, or run:"
+    log "  $command"
+    log "or set HELM to a helm $HELM_VERSION you have."
+    exit 1
+  fi
+  log "building helm $HELM_VERSION into $BIN_DIR (first run only)"
+  GOBIN="$BIN_DIR" "$go" install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2 || {
+    log "error: building helm $HELM_VERSION failed (see above; it needs Go $HELM_GO or newer):"
+    log "  $command"
+    exit 1
+  }
+}
+
+install() {
+  local packages
+  mapfile -t packages < <(missing_packages)
+  if ((${#packages[@]} == 0)) && helm_ok; then return; fi
+  # One run installs at a time; the others find the work done.
+  mkdir -p "$BIN_DIR"
+  exec 9>"$ROOT/.local/tools.lock"
+  flock 9
+  mapfile -t packages < <(missing_packages)
+  if ((${#packages[@]} > 0)); then
+    install_packages "${packages[@]}"
+    if [[ " ${packages[*]} " == *" chromium: "* ]] && ! chromium_works; then
+      log "error: chromium was installed but does not render a page headless:"
+      log "  chromium --headless --no-sandbox --disable-gpu --dump-dom about:blank"
+      exit 1
+    fi
+  fi
+  helm_ok || install_helm
+  exec 9>&-
+}
+
+check() {
+  local packages status=0 p
+  mapfile -t packages < <(missing_packages)
+  for p in "${packages[@]}"; do echo "missing: Debian package ${p%:*}"; done
+  ((${#packages[@]} == 0)) || status=1
+  if helm_ok; then echo "helm: $(helm_bin) ($("$(helm_bin)" version --template '{{.Version}}'))"; else
+    echo "missing: helm $HELM_VERSION at $(helm_bin)"
+    status=1
+  fi
+  if [[ -x "$(go_bin)" ]]; then echo "go: $(go_bin)"; else echo "go: not found (only needed to build helm)"; fi
+  if command -v chromium >/dev/null; then
+    if chromium_works; then echo "chromium: $(command -v chromium) (renders headless)"; else
+      echo "chromium: $(command -v chromium) does not render headless"
+      status=1
+    fi
+  fi
+  return "$status"
+}
+
+case "${1:-}" in
+  install)
+    install
+    echo "PATH=$BIN_DIR:\$PATH"
+    ;;
+  check) check ;;
+  run)
+    shift
+    [[ $# -gt 0 ]] || { echo "usage: $0 run COMMAND [ARGS...]" >&2; exit 2; }
+    install
+    export PATH="$BIN_DIR:$PATH"
+    exec "$@"
+    ;;
+  *) echo "usage: $0 install|check|run COMMAND..." >&2; exit 2 ;;
+esac
