@@ -1,11 +1,14 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 
 /**
  * Validates admin request bodies and queries against their DTO classes: unknown fields are
  * refused, and the answer names each field (with its path) and the rule it broke.
+ * `expectedType` is the DTO class where the parameter's declared type cannot name it (a
+ * generic one).
  */
-export function adminValidationPipe(): ValidationPipe {
+export function adminValidationPipe(expectedType?: Type): ValidationPipe {
   return new ValidationPipe({
+    expectedType,
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
