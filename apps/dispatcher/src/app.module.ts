@@ -68,6 +68,7 @@ export class AppModule {
       failingAfter: dispatcher.failingAfter,
       destinationWaitMs: dispatcher.destinationWaitMs,
       secrets: new SecretBox(dispatcher.secretsKey),
+      ledgerSuccessSample: dispatcher.ledgerSuccessSample,
     };
     return {
       module: AppModule,

@@ -39,6 +39,7 @@ describe(loadDispatcherConfig.name, () => {
       maxInFlightPerPartition: 128,
       allowedCidrs: [],
       extraCaFile: '',
+      ledgerSuccessSample: 1,
       secretsKey: KEY,
     });
   });
@@ -59,6 +60,7 @@ describe(loadDispatcherConfig.name, () => {
       DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION: '6',
       DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
       DISPATCHER_EXTRA_CA_FILE: '/etc/ca.pem',
+      DISPATCHER_LEDGER_SUCCESS_SAMPLE: '0.25',
     });
     expect(config.http.port).toBe(0);
     expect(config.dispatcher).toEqual({
@@ -74,6 +76,7 @@ describe(loadDispatcherConfig.name, () => {
       maxInFlightPerPartition: 6,
       allowedCidrs: ['127.0.0.0/8', '::1/128'],
       extraCaFile: '/etc/ca.pem',
+      ledgerSuccessSample: 0.25,
       secretsKey: KEY,
     });
     expect(Object.isFrozen(config.dispatcher)).toBe(true);

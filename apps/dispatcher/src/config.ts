@@ -1,6 +1,6 @@
-import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsNumber, IsString, Matches, Max, Min } from 'class-validator';
 
-import { BaseEnv, CommonConfig, commonConfig, deepFreeze, readEnv } from '@app/config';
+import { CommonConfig, commonConfig, deepFreeze, readEnv, SealedSecretsEnv } from '@app/config';
 import { parseDelayLabel } from '@app/contracts';
 
 /** A comma-separated list of delay labels such as `10s,1m,5m,20m,1h`. */
@@ -9,38 +9,51 @@ const DELAY_LADDER = /^[1-9][0-9]*[smh](,[1-9][0-9]*[smh])*$/;
 const CIDR_LIST = /^$|^[0-9A-Fa-f:.]+\/[0-9]{1,3}(,[0-9A-Fa-f:.]+\/[0-9]{1,3})*$/;
 
 /** The dispatcher app's variables: the shared ones plus its own. */
-class DispatcherEnv extends BaseEnv {
+class DispatcherEnv extends SealedSecretsEnv {
   /** HTTP port of the dispatcher app (0 picks a free one). */
   @IsInt()
   @Min(0)
   @Max(65_535)
   DISPATCHER_PORT: number = 8083;
 
-  /** The retry tiers' delays in order; the last one repeats. One topic per distinct delay. */
+  /**
+   * Delays of the retry tiers in order, each a number with `s`, `m` or `h`; the last one
+   * repeats until the retry window ends. One topic `sluice.deliveries.retry.<delay>.v1` per
+   * distinct delay.
+   */
   @Matches(DELAY_LADDER, {
     message: 'DISPATCHER_RETRY_DELAYS must be delays like 10s,1m,5m,20m,1h',
   })
   DISPATCHER_RETRY_DELAYS: string = '10s,1m,5m,20m,1h';
 
-  /** How long after its first attempt a delivery may still be retried. */
+  /**
+   * How long after its first attempt a delivery may still be retried, in seconds; one whose
+   * next attempt would fall later goes to the dead-letter topic `sluice.deliveries.dead.v1`.
+   */
   @IsInt()
   @Min(1)
   @Max(7 * 24 * 3600)
   DISPATCHER_RETRY_WINDOW_SECONDS: number = 4 * 3600;
 
-  /** Deadline of one POST (connect, headers and body). */
+  /**
+   * Deadline of one webhook POST (connect, send, response headers and body), in milliseconds;
+   * a POST that misses it is retried.
+   */
   @IsInt()
   @Min(100)
   @Max(120_000)
   DISPATCHER_REQUEST_TIMEOUT_MS: number = 5_000;
 
-  /** Deliveries in flight at once in this process. */
+  /** Deliveries in flight at once in one dispatcher process; bounds its memory. */
   @IsInt()
   @Min(1)
   @Max(100_000)
   DISPATCHER_MAX_IN_FLIGHT: number = 1_024;
 
-  /** Deliveries in flight at once for one destination. */
+  /**
+   * Deliveries in flight at once for one destination in one process, so that a slow one
+   * cannot take every slot.
+   */
   @IsInt()
   @Min(1)
   @Max(10_000)
@@ -50,14 +63,14 @@ class DispatcherEnv extends BaseEnv {
    * Longest a delivery of the main topic waits for a slot of its destination (at its
    * in-flight bound); then it leaves for the first retry tier, so a slow destination never
    * holds the main topic's partitions. A destination at its bound that has finished nothing
-   * for this long is not waited for at all.
+   * for this long is not waited for at all. In milliseconds.
    */
   @IsInt()
   @Min(0)
   @Max(60_000)
   DISPATCHER_DESTINATION_WAIT_MS: number = 500;
 
-  /** Connections kept to one origin (scheme, host, port). */
+  /** Connections kept open to one webhook origin (scheme, host, port). */
   @IsInt()
   @Min(1)
   @Max(10_000)
@@ -83,21 +96,29 @@ class DispatcherEnv extends BaseEnv {
   DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION: number = 128;
 
   /**
-   * CIDRs the SSRF guard admits although they are loopback, private, link-local, CGNAT,
-   * metadata or multicast addresses. Empty by default: nothing internal is reachable.
+   * CIDRs, comma-separated, that the SSRF guard admits for webhooks although they are
+   * loopback, private, link-local, CGNAT, metadata or multicast addresses. Empty admits
+   * nothing internal; `npm start` admits loopback (`127.0.0.0/8,::1/128`) unless it is set.
    */
   @Matches(CIDR_LIST, { message: 'DISPATCHER_ALLOWED_CIDRS must be CIDRs like 10.0.0.0/8,::1/128' })
   DISPATCHER_ALLOWED_CIDRS: string = '';
 
-  /** A PEM file of extra CA certificates trusted for webhook HTTPS (beside the system's). */
+  /**
+   * Path of a PEM file of extra CA certificates trusted for webhook HTTPS, beside the system's
+   * (Node's `NODE_EXTRA_CA_CERTS` works too). Certificate verification cannot be turned off.
+   */
   @IsString()
   DISPATCHER_EXTRA_CA_FILE: string = '';
 
-  /** Key that opens the sealed shared secrets: the admin app's `SECRETS_ENCRYPTION_KEY`. */
-  @Matches(/^[A-Za-z0-9+/]{43}=$/, {
-    message: 'SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 (openssl rand -base64 32)',
-  })
-  SECRETS_ENCRYPTION_KEY!: string;
+  /**
+   * Share of successful deliveries recorded in the delivery ledger, 0 to 1. Failures,
+   * retries, dead letters and deletes are always recorded; lower it only where the ledger
+   * writer cannot keep up with the success rate.
+   */
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  DISPATCHER_LEDGER_SUCCESS_SAMPLE: number = 1;
 }
 
 /** The dispatcher app's typed, frozen configuration. */
@@ -117,6 +138,8 @@ export interface DispatcherConfig extends CommonConfig {
     readonly allowedCidrs: readonly string[];
     /** Empty when none. */
     readonly extraCaFile: string;
+    /** Share of successful deliveries recorded in the ledger (0 to 1). */
+    readonly ledgerSuccessSample: number;
     readonly secretsKey: string;
   };
 }
@@ -140,6 +163,7 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
       allowedCidrs:
         vars.DISPATCHER_ALLOWED_CIDRS === '' ? [] : vars.DISPATCHER_ALLOWED_CIDRS.split(','),
       extraCaFile: vars.DISPATCHER_EXTRA_CA_FILE,
+      ledgerSuccessSample: vars.DISPATCHER_LEDGER_SUCCESS_SAMPLE,
       secretsKey: vars.SECRETS_ENCRYPTION_KEY,
     },
   });

@@ -29,4 +29,10 @@ export const HEADER = {
   lastStatus: 'sluice-last-status',
   /** When the last attempt was made, epoch milliseconds. */
   lastAttemptAt: 'sluice-last-attempt-at',
+  /** A track call's event, or a page's or screen's name (for the delivery ledger). */
+  event: 'sluice-event',
+  /** The delivery's id, when it is not derived from its destination and message id (replays). */
+  deliveryId: 'sluice-delivery-id',
+  /** The id of the delivery a replay repeats. */
+  replayOf: 'sluice-replay-of',
 } as const;

@@ -1,5 +1,6 @@
 export * from './call.dto';
 export * from './calls';
+export * from './delivery-id';
 export * from './enrich';
 export * from './headers';
 export * from './integrations';

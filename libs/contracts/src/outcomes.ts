@@ -9,30 +9,65 @@ export type DeliveryResult =
   /** Its destination was disabled or deleted before it was sent. */
   | 'discarded';
 
+/** Where a delivery stands after an attempt: ended, or waiting on a retry tier. */
+export type DeliveryState = DeliveryResult | 'retrying';
+
+/** What one POST to one webhook came to, as the ledger shows it. */
+export interface WebhookAttempt {
+  readonly webhookId: string;
+  readonly kind: 'success' | 'retryable' | 'permanent';
+  /** The answer's HTTP status, when there was an answer. */
+  readonly status?: number;
+  /** A stable code (`http_5xx`, `timeout`, `tls_error`, ...); absent on success. */
+  readonly reason?: string;
+  /** What happened, for a person: `HTTP 503`, `certificate not verified (...)`. */
+  readonly detail?: string;
+  readonly latencyMs: number;
+}
+
 /**
- * The value of a record on `sluice.deliveries.outcomes.v1` (JSON), published by the
- * dispatcher for deliveries somebody waits for (delete notifications), keyed like the
- * delivery (`destinationId:userKey`). At least once: a reader must tolerate duplicates.
+ * The value of a record on `sluice.deliveries.outcomes.v1` (JSON): one per attempt of every
+ * delivery (and one when a delivery ends or moves on without an attempt), published by the
+ * dispatcher, keyed like the delivery (`destinationId:userKey`), so the outcomes of one
+ * delivery stay in order. Read by the delivery ledger and by the deletion receipts. At least
+ * once: a reader must tolerate duplicates.
  */
 export interface DeliveryOutcome {
+  /** The delivery's id: stable over its attempts, new for a replay. */
+  readonly deliveryId: string;
   /** The delivery's `sluice-message-id` header (for a delete, the notification's id). */
   readonly messageId: string;
   readonly sourceId: string;
   readonly destinationId: string;
-  /** The call type, e.g. `delete`. */
+  /** The call type, e.g. `track` or `delete`. */
   readonly type: string;
-  readonly result: DeliveryResult;
-  /** Why it is dead or discarded (a stable code); absent when delivered. */
+  /** A track call's event, or a page's or screen's name, when it had one. */
+  readonly event?: string;
+  readonly result: DeliveryState;
+  /** Why it is retrying, dead or discarded (a stable code); absent when delivered. */
   readonly reason?: string;
   /** The HTTP status of the last attempt, when there was a response. */
   readonly lastStatus?: number;
-  /** Attempts made. */
+  /** Attempts made so far. */
   readonly attempts: number;
+  /** When the first attempt was made, ISO 8601 UTC; absent when none was. */
+  readonly firstAttemptAt?: string;
+  /** When a retrying delivery's next attempt is due, ISO 8601 UTC. */
+  readonly nextAttemptAt?: string;
   /** When the outcome was reached, ISO 8601 UTC. */
   readonly at: string;
+  /** Each webhook's answer to this attempt; absent when no attempt was made. */
+  readonly webhooks?: readonly WebhookAttempt[];
+  /** The delivery this one replays, when it is a replay. */
+  readonly replayOf?: string;
 }
 
-const RESULTS: ReadonlySet<string> = new Set<DeliveryResult>(['delivered', 'dead', 'discarded']);
+const STATES: ReadonlySet<string> = new Set<DeliveryState>([
+  'delivered',
+  'dead',
+  'discarded',
+  'retrying',
+]);
 
 /** Reads an outcome record's value; undefined when it is not one. */
 export function parseDeliveryOutcome(value: Buffer | string | null): DeliveryOutcome | undefined {
@@ -45,11 +80,14 @@ export function parseDeliveryOutcome(value: Buffer | string | null): DeliveryOut
   }
   const o = asJsonObject(parsed);
   if (!o) return undefined;
-  const strings = ['messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
+  const strings = ['deliveryId', 'messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
   if (strings.some((name) => typeof o[name] !== 'string')) return undefined;
-  if (typeof o.result !== 'string' || !RESULTS.has(o.result)) return undefined;
+  if (typeof o.result !== 'string' || !STATES.has(o.result)) return undefined;
   if (typeof o.attempts !== 'number') return undefined;
-  if (o.reason !== undefined && typeof o.reason !== 'string') return undefined;
+  const optionalStrings = ['reason', 'event', 'firstAttemptAt', 'nextAttemptAt', 'replayOf'];
+  if (optionalStrings.some((name) => o[name] !== undefined && typeof o[name] !== 'string'))
+    return undefined;
   if (o.lastStatus !== undefined && typeof o.lastStatus !== 'number') return undefined;
+  if (o.webhooks !== undefined && !Array.isArray(o.webhooks)) return undefined;
   return o as unknown as DeliveryOutcome;
 }

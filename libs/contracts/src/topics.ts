@@ -15,7 +15,7 @@ export const TOPIC = {
   deliveries: 'sluice.deliveries.v1',
   /** Deliveries that will not be attempted again; headers say why. */
   deliveriesDead: 'sluice.deliveries.dead.v1',
-  /** Outcomes of deliveries somebody waits for (delete notifications). */
+  /** One outcome per delivery attempt, for the delivery ledger and deletion receipts. */
   deliveryOutcomes: 'sluice.deliveries.outcomes.v1',
 } as const;
 

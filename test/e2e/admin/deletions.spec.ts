@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
+import { deliveryIdFor, DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
 import { Housekeeping } from '../../../apps/admin/src/housekeeping';
@@ -60,6 +60,7 @@ function outcome(
   reason?: string,
 ): DeliveryOutcome {
   return {
+    deliveryId: deliveryIdFor(row.destination_id, row.id),
     messageId: row.id,
     sourceId: row.source_id,
     destinationId: row.destination_id,

@@ -40,10 +40,12 @@ export class ReceiptsService {
       this.metrics.outcomes.inc({ result: 'invalid', effect: 'ignored' });
       return 'ignored';
     }
+    const { result } = outcome;
+    // Every attempt's outcome comes through here; a receipt waits for a delete's last one.
     const effect =
-      outcome.type !== 'delete'
+      outcome.type !== 'delete' || result === 'retrying'
         ? 'ignored'
-        : await this.apply(outcome.messageId, outcome.result, {
+        : await this.apply(outcome.messageId, result, {
             reason: outcome.reason ?? null,
             attempts: Number.isInteger(outcome.attempts) ? outcome.attempts : null,
             outcomeAt: validDate(outcome.at),

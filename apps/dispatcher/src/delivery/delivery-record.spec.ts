@@ -1,10 +1,11 @@
-import { HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
+import { deliveryIdFor, HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
 import { IncomingRecord } from '@app/kafka';
 
 import {
   deadRecord,
   decodeDelivery,
   DeliveryFacts,
+  deliveryOutcome,
   outcomeRecord,
   retryRecord,
 } from './delivery-record';
@@ -52,12 +53,17 @@ function texts(
   );
 }
 
+const DELIVERY_ID = deliveryIdFor(DESTINATION_ID, 'm-1');
+
 function facts(overrides: Partial<DeliveryFacts> = {}): DeliveryFacts {
   return {
+    deliveryId: DELIVERY_ID,
     destinationId: DESTINATION_ID,
     sourceId: SOURCE_ID,
     type: 'delete',
     messageId: 'm-1',
+    event: undefined,
+    replayOf: undefined,
     attempt: 1,
     firstAttemptAt: undefined,
     webhookIds: undefined,
@@ -72,10 +78,13 @@ describe(decodeDelivery.name, () => {
       kind: 'delivery',
       body: VALUE,
       facts: {
+        deliveryId: deliveryIdFor(DESTINATION_ID, 'm-1'),
         destinationId: DESTINATION_ID,
         sourceId: SOURCE_ID,
         type: 'track',
         messageId: 'm-1',
+        event: undefined,
+        replayOf: undefined,
         attempt: 1,
         firstAttemptAt: undefined,
         webhookIds: undefined,
@@ -96,6 +105,31 @@ describe(decodeDelivery.name, () => {
       kind: 'delivery',
       facts: { attempt: 3, firstAttemptAt: 1_700_000_000_000, webhookIds: ['w-1', 'w-3'] },
     });
+  });
+
+  it("reads a replay's own delivery id, the delivery it repeats and the event", () => {
+    const decoded = decodeDelivery(
+      record({
+        [HEADER.deliveryId]: 'd-new',
+        [HEADER.replayOf]: 'd-old',
+        [HEADER.event]: 'Order Completed',
+      }),
+    );
+    expect(decoded).toMatchObject({
+      facts: { deliveryId: 'd-new', replayOf: 'd-old', event: 'Order Completed' },
+    });
+  });
+
+  it('derives one delivery id for every attempt of a destination and message', () => {
+    const first = decodeDelivery(record());
+    const retry = decodeDelivery(record({ [HEADER.attempt]: '4' }));
+    const other = decodeDelivery(record({ [HEADER.messageId]: 'm-2' }));
+    const id = (d: typeof first) => (d.kind === 'delivery' ? d.facts.deliveryId : '');
+    expect(id(retry)).toBe(id(first));
+    expect(id(other)).not.toBe(id(first));
+    expect(id(first)).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
   });
 
   it('reads an empty webhook id list as covering none', () => {
@@ -283,20 +317,36 @@ describe(deadRecord.name, () => {
 
 describe(outcomeRecord.name, () => {
   it('publishes a dead outcome readable by parseDeliveryOutcome, keyed like the delivery', () => {
-    const outcome = outcomeRecord(record(), facts(), {
-      result: 'dead',
+    const dead = {
       reason: 'http_4xx',
       lastStatus: 404,
       attempts: 2,
-      at: Date.parse('2030-01-02T03:04:05.678Z'),
-    });
+      firstAttemptAt: Date.parse('2030-01-02T03:00:00.000Z'),
+      lastAttemptAt: Date.parse('2030-01-02T03:04:05.678Z'),
+    };
+    const answers = [
+      {
+        webhookId: 'w-1',
+        result: { kind: 'permanent', reason: 'http_4xx', status: 404, detail: 'HTTP 404' },
+        latencyMs: 12.34,
+      } as const,
+    ];
+    const value = deliveryOutcome(
+      facts({ attempt: 2 }),
+      { kind: 'dead', dead },
+      answers,
+      dead.lastAttemptAt,
+    );
+    const outcome = outcomeRecord(record(), value);
     expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
     expect(outcome.key).toBe(KEY);
     expect(texts(outcome.headers)).toEqual({
       [HEADER.destinationId]: DESTINATION_ID,
       [HEADER.messageId]: 'm-1',
+      [HEADER.callType]: 'delete',
     });
     expect(parseDeliveryOutcome(outcome.value)).toEqual({
+      deliveryId: DELIVERY_ID,
       messageId: 'm-1',
       sourceId: SOURCE_ID,
       destinationId: DESTINATION_ID,
@@ -305,26 +355,71 @@ describe(outcomeRecord.name, () => {
       reason: 'http_4xx',
       lastStatus: 404,
       attempts: 2,
+      firstAttemptAt: '2030-01-02T03:00:00.000Z',
       at: '2030-01-02T03:04:05.678Z',
+      webhooks: [
+        {
+          webhookId: 'w-1',
+          kind: 'permanent',
+          status: 404,
+          reason: 'http_4xx',
+          detail: 'HTTP 404',
+          latencyMs: 12.3,
+        },
+      ],
     });
   });
 
-  it('leaves reason and status out of a delivered outcome', () => {
-    const outcome = outcomeRecord(
-      record(),
+  it('leaves reason, status and webhooks out of a discarded outcome', () => {
+    const value = deliveryOutcome(
       facts({ messageId: undefined, sourceId: undefined, type: undefined }),
-      { result: 'delivered', attempts: 1, at: 0 },
+      { kind: 'discarded', reason: 'destination_disabled', attempts: 0 },
+      undefined,
+      0,
     );
-    const parsed = parseDeliveryOutcome(outcome.value);
-    expect(parsed).toEqual({
+    const outcome = outcomeRecord(record(), value);
+    expect(parseDeliveryOutcome(outcome.value)).toEqual({
+      deliveryId: DELIVERY_ID,
       messageId: '',
       sourceId: '',
       destinationId: DESTINATION_ID,
       type: '',
-      result: 'delivered',
-      attempts: 1,
+      result: 'discarded',
+      reason: 'destination_disabled',
+      attempts: 0,
       at: '1970-01-01T00:00:00.000Z',
     });
-    expect(Object.keys(JSON.parse(outcome.value.toString()))).not.toContain('reason');
+    const keys = Object.keys(JSON.parse(outcome.value.toString()));
+    expect(keys).not.toContain('lastStatus');
+    expect(keys).not.toContain('webhooks');
+  });
+
+  it('gives a retrying outcome its next attempt time and the attempts made', () => {
+    const value = deliveryOutcome(
+      facts({ type: 'track', event: 'Bought' }),
+      {
+        kind: 'retry',
+        retry: {
+          delaySeconds: 10,
+          attempt: 2,
+          firstAttemptAt: 1_000,
+          dueAt: 11_000,
+          webhookIds: ['w-1'],
+          reason: 'http_5xx',
+          lastStatus: 503,
+        },
+      },
+      undefined,
+      1_000,
+    );
+    expect(value).toMatchObject({
+      result: 'retrying',
+      event: 'Bought',
+      reason: 'http_5xx',
+      lastStatus: 503,
+      attempts: 1,
+      firstAttemptAt: '1970-01-01T00:00:01.000Z',
+      nextAttemptAt: '1970-01-01T00:00:11.000Z',
+    });
   });
 });

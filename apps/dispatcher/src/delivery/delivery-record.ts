@@ -1,12 +1,28 @@
-import { DeliveryOutcome, DeliveryResult, HEADER, retryTopic, TOPIC } from '@app/contracts';
+import {
+  deliveryIdFor,
+  DeliveryOutcome,
+  HEADER,
+  retryTopic,
+  TOPIC,
+  WebhookAttempt,
+} from '@app/contracts';
 import { copyHeaders, headerText, IncomingRecord, OutgoingRecord } from '@app/kafka';
+
+import type { Decision } from './delivery-decision';
+import type { AttemptResult } from './webhook-client';
 
 /** A delivery's facts, read from its headers: the body is never parsed. */
 export interface DeliveryFacts {
+  /** Stable over the delivery's attempts; a replay carries a new one. */
+  readonly deliveryId: string;
   readonly destinationId: string;
   readonly sourceId: string | undefined;
   readonly type: string | undefined;
   readonly messageId: string | undefined;
+  /** A track call's event, or a page's or screen's name. */
+  readonly event: string | undefined;
+  /** The delivery a replay repeats. */
+  readonly replayOf: string | undefined;
   /** The attempt about to be made, 1 for the first. */
   readonly attempt: number;
   /** Epoch ms of the first attempt; undefined before it. */
@@ -28,14 +44,20 @@ export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
   const attempt = Number(headerText(record, HEADER.attempt) ?? '1');
   const firstAttemptAt = Number(headerText(record, HEADER.firstAttemptAt));
   const webhookIds = headerText(record, HEADER.webhookIds);
+  const messageId = headerText(record, HEADER.messageId);
   return {
     kind: 'delivery',
     body: record.value,
     facts: {
+      deliveryId:
+        headerText(record, HEADER.deliveryId) ??
+        deliveryIdFor(destinationId, messageId ?? `${record.partition}@${record.offset}`),
       destinationId,
       sourceId: headerText(record, HEADER.sourceId),
       type: headerText(record, HEADER.callType),
-      messageId: headerText(record, HEADER.messageId),
+      messageId,
+      event: headerText(record, HEADER.event),
+      replayOf: headerText(record, HEADER.replayOf),
       attempt: Number.isInteger(attempt) && attempt >= 1 ? attempt : 1,
       firstAttemptAt:
         Number.isFinite(firstAttemptAt) && firstAttemptAt > 0 ? firstAttemptAt : undefined,
@@ -98,37 +120,102 @@ export function deadRecord(record: IncomingRecord, dead: DeadLetter): OutgoingRe
   return { topic: TOPIC.deliveriesDead, key: record.key, value: record.value ?? '', headers };
 }
 
-/** The outcome record of a delivery somebody waits for, keyed like the delivery. */
-export function outcomeRecord(
-  record: IncomingRecord,
-  facts: DeliveryFacts,
-  outcome: {
-    result: DeliveryResult;
-    reason?: string;
-    lastStatus?: number;
-    attempts: number;
-    at: number;
-  },
-): OutgoingRecord {
-  const value: DeliveryOutcome = {
-    messageId: facts.messageId ?? '',
-    sourceId: facts.sourceId ?? '',
-    destinationId: facts.destinationId,
-    type: facts.type ?? '',
-    result: outcome.result,
-    ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-    ...(outcome.lastStatus === undefined ? {} : { lastStatus: outcome.lastStatus }),
-    attempts: outcome.attempts,
-    at: new Date(outcome.at).toISOString(),
-  };
+/** The outcome record of one attempt (or of a delivery moved on without one), keyed like the delivery. */
+export function outcomeRecord(record: IncomingRecord, outcome: DeliveryOutcome): OutgoingRecord {
   const headers = {
-    [HEADER.destinationId]: facts.destinationId,
-    [HEADER.messageId]: value.messageId,
+    [HEADER.destinationId]: outcome.destinationId,
+    [HEADER.messageId]: outcome.messageId,
+    [HEADER.callType]: outcome.type,
   };
-  return { topic: TOPIC.deliveryOutcomes, key: record.key, value: JSON.stringify(value), headers };
+  return {
+    topic: TOPIC.deliveryOutcomes,
+    key: record.key,
+    value: JSON.stringify(outcome),
+    headers,
+  };
 }
 
 function setStatus(headers: Record<string, Buffer | string>, status: number | undefined): void {
   if (status === undefined) delete headers[HEADER.lastStatus];
   else headers[HEADER.lastStatus] = String(status);
+}
+
+/** One webhook's answer to an attempt, with how long it took. */
+export interface TimedResult {
+  readonly webhookId: string;
+  readonly result: AttemptResult;
+  readonly latencyMs: number;
+}
+
+/** The ledger's view of a decision: the outcome record's value. */
+export function deliveryOutcome(
+  facts: DeliveryFacts,
+  decision: Decision,
+  answers: readonly TimedResult[] | undefined,
+  now: number,
+): DeliveryOutcome {
+  const iso = (ms: number | undefined) =>
+    ms === undefined ? undefined : new Date(ms).toISOString();
+  const common = {
+    deliveryId: facts.deliveryId,
+    messageId: facts.messageId ?? '',
+    sourceId: facts.sourceId ?? '',
+    destinationId: facts.destinationId,
+    type: facts.type ?? '',
+    event: facts.event,
+    at: new Date(now).toISOString(),
+    webhooks: answers?.map(webhookAttempt),
+    replayOf: facts.replayOf,
+  };
+  switch (decision.kind) {
+    case 'delivered':
+      return {
+        ...common,
+        result: 'delivered',
+        attempts: decision.attempts,
+        lastStatus: answers?.find((a) => a.result.kind === 'success')?.result.status,
+        firstAttemptAt: iso(facts.firstAttemptAt ?? now),
+      };
+    case 'retry': {
+      const { retry } = decision;
+      return {
+        ...common,
+        result: 'retrying',
+        reason: retry.reason,
+        lastStatus: retry.lastStatus,
+        attempts: retry.attempt - 1,
+        firstAttemptAt: retry.attempt > 1 ? iso(retry.firstAttemptAt) : undefined,
+        nextAttemptAt: iso(retry.dueAt),
+      };
+    }
+    case 'dead': {
+      const { dead } = decision;
+      return {
+        ...common,
+        result: 'dead',
+        reason: dead.reason,
+        lastStatus: dead.lastStatus,
+        attempts: dead.attempts,
+        firstAttemptAt: iso(dead.firstAttemptAt),
+      };
+    }
+    case 'discarded':
+      return {
+        ...common,
+        result: 'discarded',
+        reason: decision.reason,
+        attempts: decision.attempts,
+        firstAttemptAt: iso(facts.firstAttemptAt),
+      };
+  }
+}
+
+function webhookAttempt({ webhookId, result, latencyMs }: TimedResult): WebhookAttempt {
+  return {
+    webhookId,
+    kind: result.kind,
+    status: result.status,
+    ...(result.kind === 'success' ? {} : { reason: result.reason, detail: result.detail }),
+    latencyMs: Math.round(latencyMs * 10) / 10,
+  };
 }

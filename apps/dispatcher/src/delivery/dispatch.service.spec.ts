@@ -3,7 +3,14 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
 
-import { HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
+import {
+  deliveryIdFor,
+  DeliveryOutcome,
+  HEADER,
+  parseDeliveryOutcome,
+  retryTopic,
+  TOPIC,
+} from '@app/contracts';
 import { IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
@@ -57,8 +64,17 @@ class FakeProducer {
     return Promise.resolve();
   }
 
+  /** The retry and dead records sent, without the ledger's outcome records. */
   get sent(): OutgoingRecord[] {
-    return this.batches.flat();
+    return this.batches.flat().filter((r) => r.topic !== TOPIC.deliveryOutcomes);
+  }
+
+  /** The ledger's outcome records sent, read. */
+  get outcomes(): DeliveryOutcome[] {
+    return this.batches
+      .flat()
+      .filter((r) => r.topic === TOPIC.deliveryOutcomes)
+      .map((r) => parseDeliveryOutcome(r.value)!);
   }
 }
 
@@ -183,6 +199,7 @@ describe(DispatchService.name, () => {
       destinationWaitMs: 50,
       failingAfter: 2,
       secrets: box,
+      ledgerSuccessSample: 1,
       now: () => now,
       ...overrides,
     });
@@ -202,13 +219,48 @@ describe(DispatchService.name, () => {
   afterEach(() => warn.mockRestore());
 
   describe('success', () => {
-    it('is delivered when any webhook answers 2xx, producing nothing', async () => {
+    it('is delivered when any webhook answers 2xx, producing only its ledger outcome', async () => {
       client.answers.set(URL_1, HTTP_500);
       client.answers.set(URL_2, OK);
       await expect(service().dispatch(delivery(), 'main')).resolves.toBe('delivered');
       expect(client.urls()).toEqual([URL_1, URL_2].sort());
       expect(producer.sent).toEqual([]);
+      expect(producer.outcomes).toEqual([
+        {
+          deliveryId: deliveryIdFor(DESTINATION_ID, 'm-1'),
+          messageId: 'm-1',
+          sourceId: SOURCE_ID,
+          destinationId: DESTINATION_ID,
+          type: 'track',
+          result: 'delivered',
+          lastStatus: 200,
+          attempts: 1,
+          firstAttemptAt: new Date(NOW).toISOString(),
+          at: new Date(NOW).toISOString(),
+          webhooks: [
+            expect.objectContaining({ webhookId: 'w-1', kind: 'retryable', status: 500 }),
+            expect.objectContaining({ webhookId: 'w-2', kind: 'success', status: 200 }),
+          ],
+        },
+      ]);
       expect(await counted(metrics.deliveries, { result: 'delivered' })).toBe(1);
+    });
+
+    it('records no success in the ledger with a sample of 0, but every failure', async () => {
+      const dispatch = service({ ledgerSuccessSample: 0 });
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      expect(producer.batches).toEqual([]);
+      client.answers.set(URL_1, HTTP_404);
+      client.answers.set(URL_2, HTTP_404);
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('dead');
+      expect(producer.outcomes.map((o) => o.result)).toEqual(['dead']);
+    });
+
+    it('records a sampled share of successes, drawn from the injected randomness', async () => {
+      const draws = [0.1, 0.5, 0.29];
+      const dispatch = service({ ledgerSuccessSample: 0.3, random: () => draws.shift()! });
+      for (let i = 0; i < 3; i += 1) await dispatch.dispatch(delivery(), 'main');
+      expect(producer.outcomes).toHaveLength(2);
     });
 
     it('posts the exact bytes to every webhook at once', async () => {
@@ -221,19 +273,21 @@ describe(DispatchService.name, () => {
       await expect(
         service().dispatch(deleteDelivery({ [HEADER.attempt]: '3' }), 'retry'),
       ).resolves.toBe('delivered');
-      expect(producer.sent).toHaveLength(1);
-      const [outcome] = producer.sent;
+      expect(producer.sent).toEqual([]);
+      const [outcome] = producer.batches.flat();
       expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
       expect(outcome.key).toBe(KEY);
-      expect(parseDeliveryOutcome(outcome.value)).toEqual({
-        messageId: 'del-1',
-        sourceId: SOURCE_ID,
-        destinationId: DESTINATION_ID,
-        type: 'delete',
-        result: 'delivered',
-        attempts: 3,
-        at: new Date(NOW).toISOString(),
-      });
+      expect(producer.outcomes).toEqual([
+        expect.objectContaining({
+          messageId: 'del-1',
+          sourceId: SOURCE_ID,
+          destinationId: DESTINATION_ID,
+          type: 'delete',
+          result: 'delivered',
+          attempts: 3,
+          at: new Date(NOW).toISOString(),
+        }),
+      ]);
     });
   });
 
@@ -248,6 +302,14 @@ describe(DispatchService.name, () => {
       expect(retry.topic).toBe(retryTopic(10));
       expect(retry.key).toBe(KEY);
       expect(retry.value).toBe(BODY);
+      expect(producer.outcomes).toEqual([
+        expect.objectContaining({
+          result: 'retrying',
+          reason: 'http_5xx',
+          attempts: 1,
+          nextAttemptAt: new Date(NOW + 10_000).toISOString(),
+        }),
+      ]);
       expect(texts(retry)).toEqual({
         [HEADER.sourceId]: SOURCE_ID,
         [HEADER.destinationId]: DESTINATION_ID,
@@ -382,7 +444,7 @@ describe(DispatchService.name, () => {
       expect(dead.value).toBe(DELETE_BODY);
       expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
       expect(outcome.key).toBe(KEY);
-      expect(parseDeliveryOutcome(outcome.value)).toEqual({
+      expect(parseDeliveryOutcome(outcome.value)).toMatchObject({
         messageId: 'del-1',
         sourceId: SOURCE_ID,
         destinationId: DESTINATION_ID,
@@ -429,12 +491,15 @@ describe(DispatchService.name, () => {
     it.each([
       ['deleted', undefined],
       ['disabled', destination({ enabled: false })],
-    ])('discards the delivery of a %s destination, producing nothing', async (state, current) => {
+    ])('discards the delivery of a %s destination, recording why', async (state, current) => {
       if (current) settings.destinations.set(DESTINATION_ID, current);
       else settings.destinations.clear();
       await expect(service().dispatch(delivery(), 'main')).resolves.toBe('discarded');
       expect(client.posts).toEqual([]);
       expect(producer.sent).toEqual([]);
+      expect(producer.outcomes).toEqual([
+        expect.objectContaining({ result: 'discarded', reason: `destination_${state}` }),
+      ]);
       expect(await counted(metrics.discarded, { reason: `destination_${state}` })).toBe(1);
       expect(await counted(metrics.deliveries, { result: 'discarded' })).toBe(1);
     });
@@ -445,8 +510,8 @@ describe(DispatchService.name, () => {
         service().dispatch(deleteDelivery({ [HEADER.attempt]: '2' }), 'retry'),
       ).resolves.toBe('discarded');
       expect(client.posts).toEqual([]);
-      expect(producer.sent).toHaveLength(1);
-      expect(parseDeliveryOutcome(producer.sent[0].value)).toMatchObject({
+      expect(producer.outcomes).toHaveLength(1);
+      expect(producer.outcomes[0]).toMatchObject({
         messageId: 'del-1',
         type: 'delete',
         result: 'discarded',

@@ -1,35 +1,47 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
-import { delayLabel, DeliveryResult } from '@app/contracts';
+import { delayLabel } from '@app/contracts';
 import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { HmacSha1, SecretBox, SecretBoxError } from '@app/signing';
 
 import {
-  DeadLetter,
-  decodeDelivery,
+  admit,
+  deadBeforeAttempt,
+  Decision,
+  decideAttempt,
+  leaveMainTopic,
+  RetryPolicy,
+} from './delivery-decision';
+import {
   deadRecord,
+  decodeDelivery,
   DeliveryFacts,
+  deliveryOutcome,
   outcomeRecord,
   retryRecord,
+  TimedResult,
 } from './delivery-record';
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
-import { planRetry } from './retry-plan';
-import { AttemptResult, WebhookClient } from './webhook-client';
+import { WebhookClient } from './webhook-client';
 
 /** The settings of the dispatch, from the app's configuration. */
-export interface DispatchOptions {
-  /** Retry delays in seconds, in ladder order; the last repeats. */
-  readonly retryDelaysSeconds: readonly number[];
-  readonly retryWindowMs: number;
+export interface DispatchOptions extends RetryPolicy {
   readonly maxInFlight: number;
   readonly maxInFlightPerDestination: number;
   readonly failingAfter: number;
   /** Longest a main-topic delivery waits for a slot of its destination. */
   readonly destinationWaitMs: number;
   readonly secrets: SecretBox;
+  /**
+   * Share of successful deliveries whose outcome goes to the ledger (0 to 1); failures,
+   * retries and deletes always do.
+   */
+  readonly ledgerSuccessSample: number;
   readonly now?: () => number;
+  /** Uniform in [0, 1); drives the success sample. */
+  readonly random?: () => number;
 }
 
 export const DISPATCH_OPTIONS = Symbol('DISPATCH_OPTIONS');
@@ -44,20 +56,18 @@ export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
 export const USER_AGENT = 'Sluice/1.0';
 export const SIGNATURE_HEADER = 'x-signature';
 
-/** Call types whose outcome is published for someone waiting on it. */
-const OUTCOME_TYPES: ReadonlySet<string> = new Set(['delete']);
-
 /**
- * Delivers one record of the deliveries topic or of a retry tier (docs/architecture.md, "Delivery semantics"): POSTs
- * its bytes, signed, to every webhook it covers at once; any 2xx ends it; otherwise the
- * webhooks that failed in a retryable way go together to the next retry tier, or, when none
- * did or the window closes, the delivery goes to the dead-letter topic. Resolves only once
+ * Delivers one record of the deliveries topic or of a retry tier (docs/architecture.md,
+ * "Delivery semantics"): admits it against the current settings, POSTs its bytes, signed, to
+ * every webhook it covers at once, lets the pure functions of `delivery-decision.ts` decide
+ * what becomes of it, and acts on that decision in one place (`apply`). Resolves only once
  * what it produced was acknowledged, so the transport commits after that.
  */
 @Injectable()
 export class DispatchService {
   private readonly logger = new Logger(DispatchService.name);
   private readonly now: () => number;
+  private readonly random: () => number;
   private readonly slots: Semaphore;
   private readonly gate: DestinationGate;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
@@ -71,6 +81,7 @@ export class DispatchService {
     @Inject(DISPATCH_OPTIONS) private readonly options: DispatchOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
     this.slots = new Semaphore(options.maxInFlight);
     this.gate = new DestinationGate(options.maxInFlightPerDestination, options.failingAfter);
   }
@@ -82,76 +93,52 @@ export class DispatchService {
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
     const decoded = decodeDelivery(record);
-    if (decoded.kind === 'invalid') {
-      this.logger.warn(
-        `delivery record ${record.partition}@${record.offset} dead: ${decoded.reason}`,
-      );
-      return this.die(record, undefined, {
-        reason: decoded.reason,
-        lastStatus: undefined,
-        attempts: 0,
-        firstAttemptAt: undefined,
-        lastAttemptAt: this.now(),
-      });
-    }
+    if (decoded.kind === 'invalid') return this.dropInvalid(record, decoded.reason);
     const { facts, body } = decoded;
     const destination = this.settings.destination(facts.destinationId);
-    if (!destination || !destination.enabled) {
-      return this.discard(
-        record,
-        facts,
-        destination ? 'destination_disabled' : 'destination_deleted',
-      );
-    }
-    const webhooks = covered(destination, facts.webhookIds);
-    if (webhooks.length === 0) {
-      this.logger.warn(`${describe(facts)}: every webhook it covered was removed; dead`);
-      return this.die(record, facts, {
-        reason: 'webhooks_removed',
-        lastStatus: undefined,
-        attempts: facts.attempt - 1,
-        firstAttemptAt: facts.firstAttemptAt,
-        lastAttemptAt: this.now(),
-      });
-    }
+    const admission = admit(facts, destination, this.now());
+    if (admission.kind === 'decided') return this.apply(record, facts, admission.decision);
+    const destinationId = facts.destinationId;
     // The main topic never waits long on one destination: for a failing one, or one still at
     // its bound after `destinationWaitMs`, the delivery leaves for the first retry tier. The
     // tiers wait for a slot.
     if (path === 'main') {
-      if (this.gate.isFailing(destination.id)) {
-        return this.leaveMainTopic(record, facts, 'destination_failing');
+      const leave = this.gate.isFailing(destinationId)
+        ? 'destination_failing'
+        : !this.gate.tryAcquire(destinationId, this.now()) &&
+            !(await this.waitForSlot(destinationId))
+          ? 'destination_busy'
+          : undefined;
+      if (leave !== undefined) {
+        return this.apply(record, facts, leaveMainTopic(facts, leave, this.now(), this.options));
       }
-      if (
-        !this.gate.tryAcquire(destination.id, this.now()) &&
-        !(await this.waitForSlot(destination.id))
-      ) {
-        return this.leaveMainTopic(record, facts, 'destination_busy');
-      }
-    } else if (!this.gate.tryAcquire(destination.id, this.now())) {
-      await this.gate.acquire(destination.id);
+    } else if (!this.gate.tryAcquire(destinationId, this.now())) {
+      await this.gate.acquire(destinationId);
     }
     // The destination's slot first: deliveries queued behind a slow destination must not
     // hold slots of the process-wide bound that other destinations need. (A free slot is
     // taken without a promise: most deliveries find one.)
     if (!this.slots.tryAcquire()) await this.slots.acquire();
+    let attempt: Attempt;
     try {
-      return await this.attempt(record, facts, body, destination, webhooks, path);
+      attempt = await this.attempt(facts, body, destination!, admission.webhooks);
     } finally {
       this.slots.release();
-      this.gate.release(destination.id, this.now());
+      this.gate.release(destinationId, this.now());
     }
+    if (attempt.decision.kind === 'delivered') this.gate.succeeded(destinationId);
+    else if (attempt.decision.kind === 'retry') this.gate.failed(destinationId);
+    return this.apply(record, facts, attempt.decision, attempt.answers, path);
   }
 
+  /** Signs and POSTs to every covered webhook at once, then decides. */
   private async attempt(
-    record: IncomingRecord,
     facts: DeliveryFacts,
     body: Buffer,
     destination: DestinationSettings,
     webhooks: readonly WebhookSettings[],
-    path: DeliveryPath,
-  ): Promise<DispatchResult> {
+  ): Promise<Attempt> {
     const startedAt = this.now();
-    const firstAttemptAt = facts.firstAttemptAt ?? startedAt;
     let signed: Record<string, string>;
     try {
       signed = this.baseHeaders(destination, body);
@@ -159,74 +146,95 @@ export class DispatchService {
       if (!(error instanceof SecretBoxError)) throw error;
       // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's):
       // dead-lettered, so one destination never blocks a partition; replayable once fixed.
-      this.logger.error(`${describe(facts)}: its shared secret cannot be opened with this key`);
-      return this.die(record, facts, {
-        reason: 'secret_unreadable',
-        lastStatus: undefined,
-        attempts: facts.attempt - 1,
-        firstAttemptAt: facts.firstAttemptAt,
-        lastAttemptAt: startedAt,
-      });
+      return { decision: deadBeforeAttempt(facts, 'secret_unreadable', startedAt) };
     }
     // The request goes out after the records admitted with this one are signed: a socket
-    // write between two signatures (loopback or not, the kernel's share is large) leaves the
-    // hashing cold, which measured several times slower than signing a batch back to back.
+    // write between two signatures leaves the hashing cold (bench/DISPATCHER.md).
     await Promise.resolve();
-    const results =
+    const answers =
       webhooks.length === 1
         ? [await this.post(facts, webhooks[0], body, signed)]
         : await Promise.all(webhooks.map((webhook) => this.post(facts, webhook, body, signed)));
-    const now = this.now();
-    if (results.some((r) => r.kind === 'success')) {
-      this.gate.succeeded(destination.id);
-      this.metrics.delivered((now - (path === 'main' ? record.timestamp : firstAttemptAt)) / 1000);
-      return this.finish(record, facts, 'delivered', { attempts: facts.attempt, at: now });
-    }
-    const retryable = webhooks.filter((_, i) => results[i].kind === 'retryable');
-    const lastStatus = results.map((r) => r.status).find((s) => s !== undefined);
-    if (retryable.length === 0) {
-      return this.die(record, facts, {
-        reason: results[0].kind === 'permanent' ? results[0].reason : 'permanent_failure',
-        lastStatus,
-        attempts: facts.attempt,
-        firstAttemptAt,
-        lastAttemptAt: now,
-      });
-    }
-    this.gate.failed(destination.id);
-    const retryAfters = results.flatMap((r) =>
-      r.kind === 'retryable' && r.retryAfterMs !== undefined ? [r.retryAfterMs] : [],
-    );
-    const plan = planRetry({
-      ladder: this.options.retryDelaysSeconds,
-      failures: facts.attempt,
-      now,
-      firstAttemptAt,
-      windowMs: this.options.retryWindowMs,
-      retryAfterMs: retryAfters.length > 0 ? Math.max(...retryAfters) : undefined,
+    const decision = decideAttempt({
+      facts,
+      webhooks,
+      results: answers.map((a) => a.result),
+      startedAt,
+      now: this.now(),
+      policy: this.options,
     });
-    const reason = results.find((r) => r.kind === 'retryable')!.reason;
-    if (plan.kind === 'window_closed') {
-      return this.die(record, facts, {
-        reason: 'retry_window_closed',
-        lastStatus,
-        attempts: facts.attempt,
-        firstAttemptAt,
-        lastAttemptAt: now,
-      });
+    return { decision, answers };
+  }
+
+  /**
+   * Acts on a decision, the one place that does: produces the retry or dead record and the
+   * ledger's outcome record together (one request), then counts and logs.
+   */
+  private async apply(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    decision: Decision,
+    answers?: readonly TimedResult[],
+    path: DeliveryPath = 'main',
+  ): Promise<DispatchResult> {
+    const now = this.now();
+    const records: OutgoingRecord[] = [];
+    if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
+    if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
+    if (this.publishesOutcome(facts, decision)) {
+      records.push(outcomeRecord(record, deliveryOutcome(facts, decision, answers, now)));
     }
-    return this.retry(
-      retryRecord(record, {
-        delaySeconds: plan.delaySeconds,
-        attempt: facts.attempt + 1,
-        firstAttemptAt,
-        dueAt: plan.dueAt,
-        webhookIds: retryable.map((w) => w.id),
-        reason,
-        lastStatus,
-      }),
-      plan.delaySeconds,
-    );
+    if (records.length > 0) await this.producer.send(records);
+    switch (decision.kind) {
+      case 'delivered': {
+        const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);
+        this.metrics.delivered((now - since) / 1000);
+        this.metrics.delivery('delivered');
+        return 'delivered';
+      }
+      case 'retry':
+        this.metrics.retries.inc({ tier: delayLabel(decision.retry.delaySeconds) });
+        this.metrics.delivery('retried');
+        return 'retried';
+      case 'dead':
+        this.logger.warn(
+          `${describe(facts)}: dead after ${decision.dead.attempts} attempt(s): ${decision.dead.reason}`,
+        );
+        this.metrics.deadLetters.inc({ reason: decision.dead.reason });
+        this.metrics.delivery('dead');
+        return 'dead';
+      case 'discarded':
+        this.logger.warn(`${describe(facts)}: discarded, ${decision.reason}`);
+        this.metrics.discarded.inc({ reason: decision.reason });
+        this.metrics.delivery('discarded');
+        return 'discarded';
+    }
+  }
+
+  /**
+   * Every outcome but a success goes to the ledger; successes as sampled
+   * (`ledgerSuccessSample`), except a delete's, which its deletion request waits for.
+   */
+  private publishesOutcome(facts: DeliveryFacts, decision: Decision): boolean {
+    if (decision.kind !== 'delivered' || facts.type === 'delete') return true;
+    const sample = this.options.ledgerSuccessSample;
+    return sample >= 1 || (sample > 0 && this.random() < sample);
+  }
+
+  /** A record that cannot be read as a delivery is dead-lettered as it is; no ledger row. */
+  private async dropInvalid(record: IncomingRecord, reason: string): Promise<DispatchResult> {
+    this.logger.warn(`delivery record ${record.partition}@${record.offset} dead: ${reason}`);
+    const dead = {
+      reason,
+      lastStatus: undefined,
+      attempts: 0,
+      firstAttemptAt: undefined,
+      lastAttemptAt: this.now(),
+    };
+    await this.producer.send([deadRecord(record, dead)]);
+    this.metrics.deadLetters.inc({ reason });
+    this.metrics.delivery('dead');
+    return 'dead';
   }
 
   /**
@@ -241,46 +249,25 @@ export class DispatchService {
     return this.gate.acquireWithin(destinationId, waitMs);
   }
 
-  /** A delivery goes to the first tier without an attempt on the main topic. */
-  private leaveMainTopic(
-    record: IncomingRecord,
-    facts: DeliveryFacts,
-    reason: 'destination_failing' | 'destination_busy',
-  ): Promise<DispatchResult> {
-    const now = this.now();
-    const delaySeconds = this.options.retryDelaysSeconds[0];
-    return this.retry(
-      retryRecord(record, {
-        delaySeconds,
-        attempt: facts.attempt,
-        firstAttemptAt: facts.firstAttemptAt ?? now,
-        dueAt: now + delaySeconds * 1000,
-        webhookIds: facts.webhookIds,
-        reason,
-        lastStatus: undefined,
-      }),
-      delaySeconds,
-    );
-  }
-
   private async post(
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
     signed: Record<string, string>,
-  ): Promise<AttemptResult> {
+  ): Promise<TimedResult> {
     const headers = { ...webhook.headers, ...signed };
     this.metrics.requestStarted();
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
-    this.metrics.requestEnded(result.kind, result.status, (performance.now() - startedAt) / 1000);
+    const latencyMs = performance.now() - startedAt;
+    this.metrics.requestEnded(result.kind, result.status, latencyMs / 1000);
     if (result.kind !== 'success') {
       this.logger.warn(
         `${describe(facts)} to webhook ${webhook.id}, attempt ${facts.attempt}: ${result.kind} ` +
           `${result.reason} (${result.detail})`,
       );
     }
-    return result;
+    return { webhookId: webhook.id, result, latencyMs };
   }
 
   /** User-Agent, Content-Type and, with a shared secret, the signature of the exact bytes. */
@@ -300,78 +287,12 @@ export class DispatchService {
     }
     return headers;
   }
-
-  private async retry(retry: OutgoingRecord, delaySeconds: number): Promise<DispatchResult> {
-    await this.producer.send([retry]);
-    this.metrics.retries.inc({ tier: delayLabel(delaySeconds) });
-    this.metrics.delivery('retried');
-    return 'retried';
-  }
-
-  private async die(
-    record: IncomingRecord,
-    facts: DeliveryFacts | undefined,
-    dead: DeadLetter,
-  ): Promise<DispatchResult> {
-    if (facts) {
-      this.logger.warn(
-        `${describe(facts)}: dead after ${dead.attempts} attempt(s): ${dead.reason}`,
-      );
-    }
-    const records = [deadRecord(record, dead)];
-    if (facts && OUTCOME_TYPES.has(facts.type ?? '')) {
-      records.push(
-        outcomeRecord(record, facts, {
-          result: 'dead',
-          reason: dead.reason,
-          lastStatus: dead.lastStatus,
-          attempts: dead.attempts,
-          at: dead.lastAttemptAt,
-        }),
-      );
-    }
-    await this.producer.send(records);
-    this.metrics.deadLetters.inc({ reason: dead.reason });
-    this.metrics.delivery('dead');
-    return 'dead';
-  }
-
-  private async discard(
-    record: IncomingRecord,
-    facts: DeliveryFacts,
-    reason: string,
-  ): Promise<DispatchResult> {
-    this.logger.warn(`${describe(facts)}: discarded, ${reason}`);
-    this.metrics.discarded.inc({ reason });
-    return this.finish(record, facts, 'discarded', {
-      reason,
-      attempts: facts.attempt - 1,
-      at: this.now(),
-    });
-  }
-
-  /** Counts a delivered or discarded delivery and publishes its outcome when someone waits on it. */
-  private async finish(
-    record: IncomingRecord,
-    facts: DeliveryFacts,
-    result: Exclude<DeliveryResult, 'dead'>,
-    outcome: { reason?: string; attempts: number; at: number },
-  ): Promise<DispatchResult> {
-    if (OUTCOME_TYPES.has(facts.type ?? '')) {
-      await this.producer.send([outcomeRecord(record, facts, { result, ...outcome })]);
-    }
-    this.metrics.delivery(result);
-    return result;
-  }
 }
 
-/** The webhooks a delivery covers now: every current one, or the retry's subset still present. */
-function covered(
-  destination: DestinationSettings,
-  ids: readonly string[] | undefined,
-): readonly WebhookSettings[] {
-  if (ids === undefined) return destination.webhooks;
-  return destination.webhooks.filter((webhook) => ids.includes(webhook.id));
+/** An attempt's decision, with each webhook's answer when POSTs were made. */
+interface Attempt {
+  readonly decision: Decision;
+  readonly answers?: readonly TimedResult[];
 }
 
 function describe(facts: DeliveryFacts): string {

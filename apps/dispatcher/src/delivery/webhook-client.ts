@@ -231,6 +231,15 @@ function parseTarget(url: string, guard: SsrfGuard): Target | AttemptResult {
   return { origin: target.origin, path: `${target.pathname}${target.search}` };
 }
 
+/**
+ * The 4xx answers worth trying again; every 5xx is too. Any other non-2xx is permanent, 3xx
+ * included (redirects are not followed).
+ */
+const RETRYABLE_STATUS: ReadonlyMap<number, RetryableReason> = new Map([
+  [408 /* request timeout */, 'http_408'],
+  [429 /* too many requests: Retry-After honoured */, 'http_429'],
+]);
+
 /** The outcome an HTTP status means (docs/architecture.md, "Delivery semantics"). */
 export function classifyStatus(
   status: number,
@@ -239,15 +248,15 @@ export function classifyStatus(
 ): AttemptResult {
   if (status >= 200 && status < 300) return { kind: 'success', status };
   const detail = `HTTP ${status}`;
-  if (status >= 500 || status === 408 || status === 429) {
-    const reason = status === 408 ? 'http_408' : status === 429 ? 'http_429' : 'http_5xx';
+  const reason = status >= 500 ? 'http_5xx' : RETRYABLE_STATUS.get(status);
+  if (reason !== undefined) {
     const retryAfterMs = parseRetryAfter(retryAfter, now);
     return retryAfterMs === undefined
       ? { kind: 'retryable', reason, status, detail }
       : { kind: 'retryable', reason, status, detail, retryAfterMs };
   }
-  const reason = status >= 300 && status < 400 ? 'http_3xx' : 'http_4xx';
-  return { kind: 'permanent', reason, status, detail };
+  const permanent = status >= 300 && status < 400 ? 'http_3xx' : 'http_4xx';
+  return { kind: 'permanent', reason: permanent, status, detail };
 }
 
 /** What a failed request means: a deadline, a refused address, a certificate, or the network. */

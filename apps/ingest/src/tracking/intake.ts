@@ -5,6 +5,7 @@ import {
   integrationAllows,
   isCallType,
   MAX_CALL_BYTES,
+  MAX_EVENT_HEADER_CHARS,
   stringifyIds,
   validateCall,
   WEBHOOKS_INTEGRATION,
@@ -26,6 +27,8 @@ export interface AcceptedCall {
   readonly value: string;
   /** Whether the call's integrations object lets it reach webhook destinations. */
   readonly webhooks: boolean;
+  /** A track's event, or a page's or screen's name, cut for a header; for the ledger. */
+  readonly event: string | undefined;
 }
 
 /** A message of a batch that was refused, with its position in the batch. */
@@ -105,7 +108,15 @@ function accept(type: CallType, call: Record<string, unknown>, ctx: EnrichContex
     userKey: (enriched.userId ?? enriched.anonymousId) as string,
     value: JSON.stringify(enriched),
     webhooks: integrationAllows(enriched, WEBHOOKS_INTEGRATION),
+    event: eventName(enriched),
   };
+}
+
+/** What the delivery ledger shows as a call's event: `event`, else `name`, when a string. */
+function eventName(call: Record<string, unknown>): string | undefined {
+  const name = typeof call.event === 'string' ? call.event : call.name;
+  if (typeof name !== 'string' || name === '') return undefined;
+  return name.length > MAX_EVENT_HEADER_CHARS ? name.slice(0, MAX_EVENT_HEADER_CHARS) : name;
 }
 
 /** A refused message for the rejected topic: never with a write key. */

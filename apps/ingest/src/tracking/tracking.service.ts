@@ -130,17 +130,14 @@ export class TrackingService {
 
 /** The record of an accepted call: keyed by source and user, routing facts in headers. */
 function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
-  return {
-    topic: TOPIC.calls,
-    key: `${sourceId}:${call.userKey}`,
-    value: call.value,
-    headers: {
-      [HEADER.sourceId]: sourceId,
-      [HEADER.callType]: call.type,
-      [HEADER.messageId]: call.messageId,
-      [HEADER.integrations]: call.webhooks ? WEBHOOKS_ON : WEBHOOKS_OFF,
-    },
+  const headers: Record<string, string> = {
+    [HEADER.sourceId]: sourceId,
+    [HEADER.callType]: call.type,
+    [HEADER.messageId]: call.messageId,
+    [HEADER.integrations]: call.webhooks ? WEBHOOKS_ON : WEBHOOKS_OFF,
   };
+  if (call.event !== undefined) headers[HEADER.event] = call.event;
+  return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };
 }
 
 /** The integrations verdicts, per destination name, computed once at ingest. */

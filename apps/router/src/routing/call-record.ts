@@ -24,6 +24,8 @@ export interface CallFacts {
   readonly type: RoutedCallType;
   /** Absent on delete notifications. */
   readonly messageId: string | undefined;
+  /** The event (or page or screen name) header, passed on for the delivery ledger. */
+  readonly event?: string;
   /** The integrations verdict for webhook destinations, computed at ingest; true when absent. */
   readonly webhooks: boolean;
   /** The outbound body, passed on unchanged. */
@@ -64,6 +66,7 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
       userKey: key.slice(sourceId.length + 1),
       type,
       messageId: record.headers[HEADER.messageId]?.toString('utf8'),
+      event: record.headers[HEADER.event]?.toString('utf8'),
       webhooks: verdict ?? true,
       value: record.value,
     },
@@ -102,6 +105,7 @@ export function deliveryRecord(call: CallFacts, destinationId: string): Outgoing
     [HEADER.destinationId]: destinationId,
   };
   if (call.messageId !== undefined) headers[HEADER.messageId] = call.messageId;
+  if (call.event !== undefined) headers[HEADER.event] = call.event;
   return {
     topic: TOPIC.deliveries,
     key: `${destinationId}:${call.userKey}`,

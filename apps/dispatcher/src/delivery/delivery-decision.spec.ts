@@ -1,0 +1,193 @@
+import type { DestinationSettings, WebhookSettings } from '@app/settings';
+
+import { admit, decideAttempt, Decision, leaveMainTopic } from './delivery-decision';
+import type { DeliveryFacts } from './delivery-record';
+import type { AttemptResult } from './webhook-client';
+
+const NOW = 1_700_000_000_000;
+const POLICY = { retryDelaysSeconds: [10, 60, 300], retryWindowMs: 3_600_000 };
+
+const OK: AttemptResult = { kind: 'success', status: 204 };
+const E500: AttemptResult = { kind: 'retryable', reason: 'http_5xx', status: 500, detail: '' };
+const E429: AttemptResult = {
+  kind: 'retryable',
+  reason: 'http_429',
+  status: 429,
+  detail: '',
+  retryAfterMs: 120_000,
+};
+const TIMEOUT: AttemptResult = { kind: 'retryable', reason: 'timeout', detail: '' };
+const E404: AttemptResult = { kind: 'permanent', reason: 'http_4xx', status: 404, detail: '' };
+const TLS: AttemptResult = { kind: 'permanent', reason: 'tls_error', detail: '' };
+
+function facts(overrides: Partial<DeliveryFacts> = {}): DeliveryFacts {
+  return {
+    deliveryId: 'd-1',
+    destinationId: 'dest-1',
+    sourceId: 'src-1',
+    type: 'track',
+    messageId: 'm-1',
+    event: undefined,
+    replayOf: undefined,
+    attempt: 1,
+    firstAttemptAt: undefined,
+    webhookIds: undefined,
+    ...overrides,
+  };
+}
+
+function hooks(count: number): WebhookSettings[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `w-${i + 1}`,
+    position: i,
+    url: `https://h${i + 1}.example/`,
+    headers: {},
+  }));
+}
+
+describe(decideAttempt.name, () => {
+  const later = NOW - 600_000;
+  it.each<[string, Partial<DeliveryFacts>, AttemptResult[], Decision]>([
+    ['any 2xx delivers', {}, [E500, OK], { kind: 'delivered', attempts: 1 }],
+    [
+      'retryable failures go to the first tier with their webhooks',
+      {},
+      [E500, E404, TIMEOUT],
+      {
+        kind: 'retry',
+        retry: {
+          delaySeconds: 10,
+          attempt: 2,
+          firstAttemptAt: NOW,
+          dueAt: NOW + 10_000,
+          webhookIds: ['w-1', 'w-3'],
+          reason: 'http_5xx',
+          lastStatus: 500,
+        },
+      },
+    ],
+    [
+      'a Retry-After picks a tier at least that long',
+      { attempt: 2, firstAttemptAt: later },
+      [E429],
+      {
+        kind: 'retry',
+        retry: {
+          delaySeconds: 300,
+          attempt: 3,
+          firstAttemptAt: later,
+          dueAt: NOW + 300_000,
+          webhookIds: ['w-1'],
+          reason: 'http_429',
+          lastStatus: 429,
+        },
+      },
+    ],
+    [
+      'only permanent failures: dead with the first reason',
+      {},
+      [TLS, E404],
+      {
+        kind: 'dead',
+        dead: {
+          reason: 'tls_error',
+          lastStatus: 404,
+          attempts: 1,
+          firstAttemptAt: NOW,
+          lastAttemptAt: NOW,
+        },
+      },
+    ],
+    [
+      'a next attempt after the window: dead',
+      { attempt: 5, firstAttemptAt: NOW - 3_590_000 },
+      [E500],
+      {
+        kind: 'dead',
+        dead: {
+          reason: 'retry_window_closed',
+          lastStatus: 500,
+          attempts: 5,
+          firstAttemptAt: NOW - 3_590_000,
+          lastAttemptAt: NOW,
+        },
+      },
+    ],
+  ])('%s', (_name, factOverrides, results, expected) => {
+    const decision = decideAttempt({
+      facts: facts(factOverrides),
+      webhooks: hooks(results.length),
+      results,
+      startedAt: NOW,
+      now: NOW,
+      policy: POLICY,
+    });
+    expect(decision).toEqual(expected);
+  });
+});
+
+describe(admit.name, () => {
+  const destination = (overrides: Partial<DestinationSettings> = {}): DestinationSettings => ({
+    id: 'dest-1',
+    sourceId: 'src-1',
+    kind: 'webhooks',
+    name: 'hooks',
+    enabled: true,
+    sharedSecretCiphertext: null,
+    webhooks: hooks(3),
+    ...overrides,
+  });
+
+  it.each<[string, DestinationSettings | undefined, Partial<DeliveryFacts>, string]>([
+    ['a deleted destination discards', undefined, {}, 'discarded:destination_deleted'],
+    [
+      'a disabled destination discards',
+      destination({ enabled: false }),
+      {},
+      'discarded:destination_disabled',
+    ],
+    [
+      'a retry whose webhooks were all removed is dead',
+      destination(),
+      { webhookIds: ['w-9'] },
+      'dead:webhooks_removed',
+    ],
+    ['a first attempt covers every webhook', destination(), {}, 'send:w-1,w-2,w-3'],
+    [
+      'a retry covers its subset still present',
+      destination(),
+      { webhookIds: ['w-3', 'w-9'] },
+      'send:w-3',
+    ],
+  ])('%s', (_name, current, factOverrides, expected) => {
+    const admission = admit(facts(factOverrides), current, NOW);
+    const summary =
+      admission.kind === 'send'
+        ? `send:${admission.webhooks.map((w) => w.id).join(',')}`
+        : admission.decision.kind === 'discarded'
+          ? `discarded:${admission.decision.reason}`
+          : admission.decision.kind === 'dead'
+            ? `dead:${admission.decision.dead.reason}`
+            : admission.decision.kind;
+    expect(summary).toBe(expected);
+  });
+});
+
+describe(leaveMainTopic.name, () => {
+  it('sends the delivery to the first tier, keeping its attempt number and webhooks', () => {
+    expect(leaveMainTopic(facts({ webhookIds: ['w-2'] }), 'destination_busy', NOW, POLICY)).toEqual(
+      {
+        kind: 'retry',
+        retry: {
+          delaySeconds: 10,
+          attempt: 1,
+          firstAttemptAt: NOW,
+          dueAt: NOW + 10_000,
+          webhookIds: ['w-2'],
+          reason: 'destination_busy',
+          lastStatus: undefined,
+        },
+      },
+    );
+  });
+});

@@ -1,0 +1,154 @@
+import type { DestinationSettings, WebhookSettings } from '@app/settings';
+
+import type { DeadLetter, DeliveryFacts, RetrySchedule } from './delivery-record';
+import { planRetry } from './retry-plan';
+import type { AttemptResult } from './webhook-client';
+
+/** The retry rules a decision follows, from the app's configuration. */
+export interface RetryPolicy {
+  /** Retry delays in seconds, in ladder order; the last repeats. */
+  readonly retryDelaysSeconds: readonly number[];
+  /** How long after its first attempt a delivery may still be retried. */
+  readonly retryWindowMs: number;
+}
+
+/** Why a delivery ends without reaching a webhook although it was valid when routed. */
+export type DiscardReason = 'destination_disabled' | 'destination_deleted';
+
+/** Why a delivery leaves the main topic for the first tier without an attempt. */
+export type LeaveReason = 'destination_failing' | 'destination_busy';
+
+/**
+ * What becomes of a delivery: decided by the pure functions below, acted on in one place
+ * (DispatchService.apply), which produces, counts and logs.
+ */
+export type Decision =
+  | { readonly kind: 'delivered'; readonly attempts: number }
+  | { readonly kind: 'retry'; readonly retry: RetrySchedule }
+  | { readonly kind: 'dead'; readonly dead: DeadLetter }
+  | { readonly kind: 'discarded'; readonly reason: DiscardReason; readonly attempts: number };
+
+/** The webhooks to POST to now, or what becomes of a delivery that cannot be sent. */
+export type Admission =
+  | { readonly kind: 'send'; readonly webhooks: readonly WebhookSettings[] }
+  | { readonly kind: 'decided'; readonly decision: Decision };
+
+/**
+ * Reads the destination as it is now: disabled or deleted since routing ends the delivery as
+ * discarded; a retry whose webhooks were all removed since is dead. Otherwise the webhooks
+ * the delivery covers: every current one, or the retry's subset still present (one added
+ * since is not part of a retry in progress).
+ */
+export function admit(
+  facts: DeliveryFacts,
+  destination: DestinationSettings | undefined,
+  now: number,
+): Admission {
+  if (!destination || !destination.enabled) {
+    const reason = destination ? 'destination_disabled' : 'destination_deleted';
+    return decided({ kind: 'discarded', reason, attempts: facts.attempt - 1 });
+  }
+  const ids = facts.webhookIds;
+  const webhooks =
+    ids === undefined
+      ? destination.webhooks
+      : destination.webhooks.filter((webhook) => ids.includes(webhook.id));
+  if (webhooks.length === 0) return decided(deadBeforeAttempt(facts, 'webhooks_removed', now));
+  return { kind: 'send', webhooks };
+}
+
+/** A delivery that dies before any POST of this attempt (its secret cannot be opened, ...). */
+export function deadBeforeAttempt(facts: DeliveryFacts, reason: string, now: number): Decision {
+  return {
+    kind: 'dead',
+    dead: {
+      reason,
+      lastStatus: undefined,
+      attempts: facts.attempt - 1,
+      firstAttemptAt: facts.firstAttemptAt,
+      lastAttemptAt: now,
+    },
+  };
+}
+
+/** A main-topic delivery goes to the first tier without an attempt, keeping its attempt count. */
+export function leaveMainTopic(
+  facts: DeliveryFacts,
+  reason: LeaveReason,
+  now: number,
+  policy: RetryPolicy,
+): Decision {
+  const delaySeconds = policy.retryDelaysSeconds[0];
+  return {
+    kind: 'retry',
+    retry: {
+      delaySeconds,
+      attempt: facts.attempt,
+      firstAttemptAt: facts.firstAttemptAt ?? now,
+      dueAt: now + delaySeconds * 1000,
+      webhookIds: facts.webhookIds,
+      reason,
+      lastStatus: undefined,
+    },
+  };
+}
+
+/** Inputs of {@link decideAttempt}: what each webhook answered, in the order of `webhooks`. */
+export interface AttemptInput {
+  readonly facts: DeliveryFacts;
+  readonly webhooks: readonly WebhookSettings[];
+  readonly results: readonly AttemptResult[];
+  /** When this attempt started (the first attempt time of a first attempt). */
+  readonly startedAt: number;
+  readonly now: number;
+  readonly policy: RetryPolicy;
+}
+
+/**
+ * Any 2xx delivers. Otherwise the webhooks that failed in a retryable way go together to the
+ * next tier (a `Retry-After` may pick a longer one); none such, or a next attempt after the
+ * window, and the delivery is dead.
+ */
+export function decideAttempt(input: AttemptInput): Decision {
+  const { facts, webhooks, results, now } = input;
+  const attempts = facts.attempt;
+  if (results.some((r) => r.kind === 'success')) return { kind: 'delivered', attempts };
+  const firstAttemptAt = facts.firstAttemptAt ?? input.startedAt;
+  const lastStatus = results.map((r) => r.status).find((s) => s !== undefined);
+  const dead = (reason: string): Decision => ({
+    kind: 'dead',
+    dead: { reason, lastStatus, attempts, firstAttemptAt, lastAttemptAt: now },
+  });
+  const retryable = webhooks.filter((_, i) => results[i].kind === 'retryable');
+  if (retryable.length === 0) {
+    return dead(results[0].kind === 'permanent' ? results[0].reason : 'permanent_failure');
+  }
+  const retryAfters = results.flatMap((r) =>
+    r.kind === 'retryable' && r.retryAfterMs !== undefined ? [r.retryAfterMs] : [],
+  );
+  const plan = planRetry({
+    ladder: input.policy.retryDelaysSeconds,
+    failures: attempts,
+    now,
+    firstAttemptAt,
+    windowMs: input.policy.retryWindowMs,
+    retryAfterMs: retryAfters.length > 0 ? Math.max(...retryAfters) : undefined,
+  });
+  if (plan.kind === 'window_closed') return dead('retry_window_closed');
+  return {
+    kind: 'retry',
+    retry: {
+      delaySeconds: plan.delaySeconds,
+      attempt: attempts + 1,
+      firstAttemptAt,
+      dueAt: plan.dueAt,
+      webhookIds: retryable.map((w) => w.id),
+      reason: results.find((r) => r.kind === 'retryable')!.reason,
+      lastStatus,
+    },
+  };
+}
+
+function decided(decision: Decision): Admission {
+  return { kind: 'decided', decision };
+}
