@@ -1,30 +1,28 @@
 import { IsInt, Matches, Max, Min } from 'class-validator';
 
-import { BaseEnv, CommonConfig, commonConfig, deepFreeze, readEnv } from '@app/config';
+import { CommonConfig, commonConfig, deepFreeze, readEnv, SealedSecretsEnv } from '@app/config';
 
 /** The admin app's variables: the shared ones plus its own. */
-class AdminEnv extends BaseEnv {
+class AdminEnv extends SealedSecretsEnv {
   /** HTTP port of the admin API (0 picks a free one). */
   @IsInt()
   @Min(0)
   @Max(65_535)
   ADMIN_PORT: number = 8081;
 
-  /** Bearer tokens that may use the admin API, comma-separated (several, so they can be rotated). */
+  /**
+   * Bearer tokens that may use the admin API, comma-separated, each of at least 24 URL-safe
+   * characters. To rotate, list the new token beside the old one, roll, then remove the old.
+   * `npm start` and `npm test` make one into `.local/admin-token` when it is unset.
+   */
   @Matches(/^[A-Za-z0-9._~+/=-]{24,}(,[A-Za-z0-9._~+/=-]{24,})*$/, {
     message: 'ADMIN_TOKENS must be tokens of at least 24 URL-safe characters, comma-separated',
   })
   ADMIN_TOKENS!: string;
 
-  /** Key that encrypts shared secrets at rest: 32 random bytes, base64 (`openssl rand -base64 32`). */
-  @Matches(/^[A-Za-z0-9+/]{43}=$/, {
-    message: 'SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 (openssl rand -base64 32)',
-  })
-  SECRETS_ENCRYPTION_KEY!: string;
-
   /**
-   * Longest wait for Kafka to acknowledge a send of delete notifications or sync identifies,
-   * in milliseconds; the request then answers 503 and commits nothing.
+   * Longest wait for Kafka to acknowledge the delete notifications or sync identifies an admin
+   * request sends, in milliseconds; the request then answers 503 and commits nothing.
    */
   @IsInt()
   @Min(100)

@@ -10,25 +10,37 @@ class IngestEnv extends BaseEnv {
   @Max(65_535)
   INGEST_PORT: number = 8080;
 
-  /** Proxies whose X-Forwarded-For gives the client address: addresses or CIDRs, comma-separated. */
+  /**
+   * Proxies whose `X-Forwarded-For` header gives the client's address: addresses or CIDRs,
+   * comma-separated. Empty trusts none: the connection's address is the client's.
+   */
   @Matches(/^[0-9A-Fa-f.:/]*(,[0-9A-Fa-f.:/]+)*$/, {
     message: 'INGEST_TRUSTED_PROXIES must be addresses or CIDRs separated by commas',
   })
   INGEST_TRUSTED_PROXIES: string = '';
 
-  /** Longest wait for Kafka's acknowledgement before a request is answered 503. */
+  /**
+   * Longest wait for Kafka's acknowledgement of a tracking request's calls, in milliseconds;
+   * the request is then answered 503 (clients retry).
+   */
   @IsInt()
   @Min(100)
   @Max(120_000)
   INGEST_PRODUCE_TIMEOUT_MS: number = 10_000;
 
-  /** How often usage counts are added to PostgreSQL. */
+  /**
+   * How often each ingest process adds its usage counts (calls accepted per source and day)
+   * to PostgreSQL, in seconds.
+   */
   @IsInt()
   @Min(1)
   @Max(3_600)
   INGEST_USAGE_FLUSH_SECONDS: number = 10;
 
-  /** Partitions of `sluice.ingest.v1` handled at once by one ingest process. */
+  /**
+   * Partitions of `sluice.ingest.v1` (calls published to Kafka directly instead of over HTTP)
+   * handled at once by one ingest process.
+   */
   @IsInt()
   @Min(1)
   @Max(64)
