@@ -36,15 +36,22 @@ describe(BatchProducer.name, () => {
 
   it('with a linger, gathers sends made within it into one request', async () => {
     const requests: string[][] = [];
-    const producer = new BatchProducer(fakeConnection(requests), { lingerMs: 40 });
-    await producer.connect();
-    const first = producer.send([record('a')]);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    const second = producer.send([record('b')]);
-    // Nothing sent before the linger ends.
-    expect(requests).toEqual([]);
-    await Promise.all([first, second]);
-    expect(requests).toEqual([['a', 'b']]);
+    jest.useFakeTimers();
+    try {
+      const producer = new BatchProducer(fakeConnection(requests), { lingerMs: 40 });
+      await producer.connect();
+      const first = producer.send([record('a')]);
+      await jest.advanceTimersByTimeAsync(10);
+      const second = producer.send([record('b')]);
+      await jest.advanceTimersByTimeAsync(29);
+      // Nothing sent before the linger ends.
+      expect(requests).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1);
+      await Promise.all([first, second]);
+      expect(requests).toEqual([['a', 'b']]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('with a linger, a send made during a request in flight waits for it too', async () => {
