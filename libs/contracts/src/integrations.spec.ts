@@ -1,4 +1,9 @@
-import { integrationAllows, WEBHOOKS_INTEGRATION as W } from './integrations';
+import {
+  decodeIntegrationsHeader,
+  encodeIntegrationsHeader,
+  integrationAllows,
+  WEBHOOKS_INTEGRATION as W,
+} from './integrations';
 
 describe(integrationAllows.name, () => {
   it.each([
@@ -23,5 +28,34 @@ describe(integrationAllows.name, () => {
     ],
   ])('%s', (_name, call, expected) => {
     expect(integrationAllows(call, W)).toBe(expected);
+  });
+});
+
+describe(encodeIntegrationsHeader.name, () => {
+  it.each([
+    [true, '{"Webhooks":true}'],
+    [false, '{"Webhooks":false}'],
+  ])('writes the verdict %s as %s, which decodes to it again', (webhooks, header) => {
+    expect(encodeIntegrationsHeader(webhooks)).toBe(header);
+    expect(decodeIntegrationsHeader(encodeIntegrationsHeader(webhooks))).toBe(webhooks);
+  });
+});
+
+describe(decodeIntegrationsHeader.name, () => {
+  it.each([
+    [undefined, true],
+    ['{"Webhooks":true}', true],
+    ['{"Webhooks":false}', false],
+    ['{ "Webhooks" : false }', false],
+    ['{"Other":false}', true],
+    ['{"Other":false,"Webhooks":true}', true],
+    ['{"webhooks":false}', true],
+    ['{"Webhooks":"false"}', undefined],
+    ['[]', undefined],
+    ['null', undefined],
+    ['true', undefined],
+    ['not json', undefined],
+  ])('%s -> %s', (header, verdict) => {
+    expect(decodeIntegrationsHeader(header)).toBe(verdict);
   });
 });

@@ -22,3 +22,36 @@ export function integrationAllows(
   if (own === true || asJsonObject(own)) return true;
   return integrations.All !== false;
 }
+
+/** The two values ingest writes, recognised by the router without parsing. */
+const WEBHOOKS_ON = JSON.stringify({ [WEBHOOKS_INTEGRATION]: true });
+const WEBHOOKS_OFF = JSON.stringify({ [WEBHOOKS_INTEGRATION]: false });
+
+/**
+ * The `sluice-integrations` header of a call record: a JSON object of verdicts per
+ * destination name, computed once at ingest so that the router never parses the call.
+ */
+export function encodeIntegrationsHeader(webhooks: boolean): string {
+  return webhooks ? WEBHOOKS_ON : WEBHOOKS_OFF;
+}
+
+/**
+ * The webhook destinations' verdict in an integrations header: true when the header is
+ * absent (all destinations are on by default) or does not name webhooks, undefined when it
+ * is malformed (not a JSON object, or a verdict that is not a boolean).
+ */
+export function decodeIntegrationsHeader(header: string | undefined): boolean | undefined {
+  if (header === undefined || header === WEBHOOKS_ON) return true;
+  if (header === WEBHOOKS_OFF) return false;
+  let verdicts: unknown;
+  try {
+    verdicts = JSON.parse(header);
+  } catch {
+    return undefined;
+  }
+  const object = asJsonObject(verdicts);
+  if (!object) return undefined;
+  const own = object[WEBHOOKS_INTEGRATION];
+  if (own === undefined) return true;
+  return typeof own === 'boolean' ? own : undefined;
+}

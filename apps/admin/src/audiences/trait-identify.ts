@@ -1,4 +1,11 @@
-import { enrichCall, HEADER, integrationAllows, TOPIC, WEBHOOKS_INTEGRATION } from '@app/contracts';
+import {
+  encodeIntegrationsHeader,
+  enrichCall,
+  HEADER,
+  integrationAllows,
+  TOPIC,
+  WEBHOOKS_INTEGRATION,
+} from '@app/contracts';
 import type { OutgoingRecord } from '@app/kafka';
 import type { AudienceKind } from '@app/settings';
 
@@ -46,7 +53,6 @@ export function traitIdentifyRecord(
     },
     stamp,
   );
-  const webhooks = integrationAllows(call, WEBHOOKS_INTEGRATION);
   return {
     topic: TOPIC.calls,
     key: `${trait.sourceId}:${userId}`,
@@ -55,7 +61,9 @@ export function traitIdentifyRecord(
       [HEADER.sourceId]: trait.sourceId,
       [HEADER.callType]: 'identify',
       [HEADER.messageId]: call.messageId as string,
-      [HEADER.integrations]: JSON.stringify({ [WEBHOOKS_INTEGRATION]: webhooks }),
+      [HEADER.integrations]: encodeIntegrationsHeader(
+        integrationAllows(call, WEBHOOKS_INTEGRATION),
+      ),
     },
   };
 }

@@ -6,6 +6,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import {
   CALL_TYPES,
   CallType,
+  encodeIntegrationsHeader,
   HEADER,
   isCallType,
   MAX_CALL_BYTES,
@@ -134,15 +135,11 @@ function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
     [HEADER.sourceId]: sourceId,
     [HEADER.callType]: call.type,
     [HEADER.messageId]: call.messageId,
-    [HEADER.integrations]: call.webhooks ? WEBHOOKS_ON : WEBHOOKS_OFF,
+    [HEADER.integrations]: encodeIntegrationsHeader(call.webhooks),
   };
   if (call.event !== undefined) headers[HEADER.event] = call.event;
   return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };
 }
-
-/** The integrations verdicts, per destination name, computed once at ingest. */
-const WEBHOOKS_ON = JSON.stringify({ Webhooks: true });
-const WEBHOOKS_OFF = JSON.stringify({ Webhooks: false });
 
 function ensureCallSize(bytes: number): void {
   if (bytes > MAX_CALL_BYTES) {

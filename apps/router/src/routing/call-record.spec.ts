@@ -1,13 +1,7 @@
 import { HEADER, TOPIC } from '@app/contracts';
 import { IncomingRecord } from '@app/kafka';
 
-import {
-  CallFacts,
-  decodeCallRecord,
-  deliveryRecord,
-  rejectedRecord,
-  webhooksVerdict,
-} from './call-record';
+import { CallFacts, decodeCallRecord, deliveryRecord, rejectedRecord } from './call-record';
 
 const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
 const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';
@@ -104,25 +98,6 @@ describe(decodeCallRecord.name, () => {
     ],
   ])('refuses a record with %s', (_what, input, reason) => {
     expect(decodeCallRecord(input)).toEqual({ kind: 'invalid', reason });
-  });
-});
-
-describe(webhooksVerdict.name, () => {
-  it.each([
-    [undefined, true],
-    ['{"Webhooks":true}', true],
-    ['{"Webhooks":false}', false],
-    ['{ "Webhooks" : false }', false],
-    ['{"Other":false}', true],
-    ['{"Other":false,"Webhooks":true}', true],
-    ['{"webhooks":false}', true],
-    ['{"Webhooks":"false"}', undefined],
-    ['[]', undefined],
-    ['null', undefined],
-    ['true', undefined],
-    ['not json', undefined],
-  ])('%s -> %s', (header, verdict) => {
-    expect(webhooksVerdict(header)).toBe(verdict);
   });
 });
 

@@ -1,4 +1,10 @@
-import { HEADER, isCallType, RoutedCallType, TOPIC, WEBHOOKS_INTEGRATION } from '@app/contracts';
+import {
+  decodeIntegrationsHeader,
+  HEADER,
+  isCallType,
+  RoutedCallType,
+  TOPIC,
+} from '@app/contracts';
 import { copyHeaders, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 /** Why a record of the calls topic cannot be routed: its `reason` on the rejected topic. */
@@ -37,10 +43,6 @@ export type DecodedCall =
   | { readonly kind: 'call'; readonly call: CallFacts }
   | { readonly kind: 'invalid'; readonly reason: InvalidCallReason };
 
-/** The two verdict headers ingest writes, recognised without parsing. */
-const WEBHOOKS_ON = JSON.stringify({ [WEBHOOKS_INTEGRATION]: true });
-const WEBHOOKS_OFF = JSON.stringify({ [WEBHOOKS_INTEGRATION]: false });
-
 /**
  * Reads a record of `sluice.calls.v1` (key `sourceId:userKey`, routing facts in headers,
  * docs/architecture.md, "Topics and records"). A delete notification ignores the integrations header, even a
@@ -57,7 +59,7 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
     return invalid('invalid_key');
   }
   if (!record.value || record.value.length === 0) return invalid('missing_value');
-  const verdict = webhooksVerdict(record.headers[HEADER.integrations]?.toString('utf8'));
+  const verdict = decodeIntegrationsHeader(record.headers[HEADER.integrations]?.toString('utf8'));
   if (verdict === undefined && type !== 'delete') return invalid('invalid_integrations');
   return {
     kind: 'call',
@@ -71,27 +73,6 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
       value: record.value,
     },
   };
-}
-
-/**
- * The webhook destinations' verdict in an integrations header: true when the header is
- * absent (all destinations are on by default), undefined when it is malformed.
- */
-export function webhooksVerdict(header: string | undefined): boolean | undefined {
-  if (header === undefined || header === WEBHOOKS_ON) return true;
-  if (header === WEBHOOKS_OFF) return false;
-  let verdicts: unknown;
-  try {
-    verdicts = JSON.parse(header);
-  } catch {
-    return undefined;
-  }
-  if (verdicts === null || typeof verdicts !== 'object' || Array.isArray(verdicts)) {
-    return undefined;
-  }
-  const own = (verdicts as Record<string, unknown>)[WEBHOOKS_INTEGRATION];
-  if (own === undefined) return true;
-  return typeof own === 'boolean' ? own : undefined;
 }
 
 /**
