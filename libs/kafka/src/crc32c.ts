@@ -1,6 +1,6 @@
 /**
  * CRC-32C (Castagnoli), the checksum of Kafka's record batches, eight bytes a step
- * ("slicing-by-8", one flat table): about a quarter faster than a byte at a time.
+ * ("slicing-by-8", one flat table), faster than a byte at a time as kafkajs computes it.
  */
 
 const POLYNOMIAL = 0x82f63b78; // reflected Castagnoli polynomial

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import { CompressionTypes } from 'kafkajs';
 
-import { fixFetchDecoding } from './fetch-response';
+import { installFetchResponseReplacement } from './fetch-response.replacement';
+import { KafkajsVersionError } from './kafkajs-version';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 type Encoder = {
@@ -24,7 +25,7 @@ const v11 = require('kafkajs/src/protocol/requests/fetch/v11/response') as {
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-/** kafkajs's own decoder, kept before the fix replaces it. */
+/** kafkajs's own decoder, kept before the replacement is installed. */
 const kafkajsDecode = v11.decode;
 
 let seed = 11;
@@ -99,9 +100,19 @@ function response(topics: readonly { name: string; partitions: PartitionSpec[] }
   return encoder.buffer;
 }
 
-describe(fixFetchDecoding.name, () => {
+describe(`${installFetchResponseReplacement.name} on another kafkajs`, () => {
+  it("refuses and leaves kafkajs's decoder in place", () => {
+    expect(() => installFetchResponseReplacement('2.2.3')).toThrow(KafkajsVersionError);
+    expect(() => installFetchResponseReplacement('2.2.3')).toThrow(
+      expect.objectContaining({ code: 'KAFKAJS_VERSION_UNSUPPORTED', found: '2.2.3' }),
+    );
+    expect(v11.decode).toBe(kafkajsDecode);
+  });
+});
+
+describe(installFetchResponseReplacement.name, () => {
   beforeAll(() => {
-    expect(fixFetchDecoding()).toBe(true);
+    installFetchResponseReplacement();
     expect(v11.decode).not.toBe(kafkajsDecode);
   });
 

@@ -1,18 +1,18 @@
 /**
  * The Fetch response (version 11) decoded in one pass over the bytes. kafkajs 2.2.4 decodes
  * each record from a `Decoder` of its own, reads every varlong and 64-bit sum through its
- * `Long`, and builds each header map by spreading it again per header: in the dispatcher's
- * profile about 7% of its CPU; 7-9 µs per 700-byte record with four headers in a loop. This
- * reads the same fields into the same objects (the consumer's `Batch` cannot tell them apart)
- * in 3-3.5 µs.
+ * `Long`, and builds each header map by spreading it again per header, a visible share of a
+ * consuming app's CPU. This reads the same fields into the same objects (the consumer's `Batch`
+ * cannot tell them apart) in less than half the time; docs/kafkajs-replacements.md has the
+ * figures.
  *
- * {@link fixFetchDecoding} installs it as the version 11 response's `decode` (the version
- * kafkajs 2.2.4 uses with Kafka 2.3 and later). Batches it does not read itself, compressed
- * ones (Sluice produces none) and the old message-set format, go to kafkajs's own decoders. The
- * spec compares its output with kafkajs's.
+ * {@link installFetchResponseReplacement} installs it as the version 11 response's `decode`
+ * (the version kafkajs 2.2.4 uses with Kafka 2.3 and later). Batches it does not read itself,
+ * compressed ones (Sluice produces none) and the old message-set format, go to kafkajs's own
+ * decoders. The spec compares its output with kafkajs's.
  */
 
-import { isPatchedKafkajs } from './kafkajs-version';
+import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version';
 
 /** Record-batch attributes (Kafka's DefaultRecordBatch). */
 const COMPRESSION_MASK = 0x07;
@@ -321,12 +321,14 @@ export async function decodeFetchResponse(data: Buffer, kafkajs: KafkajsDecoding
 let applied = false;
 
 /**
- * Installs {@link decodeFetchResponse} as kafkajs's Fetch v11 response decoder. Only for
- * kafkajs 2.2.4, whose decoders it mirrors; returns whether it is installed.
+ * Installs {@link decodeFetchResponse} as kafkajs's Fetch v11 response decoder, once per
+ * process, before any client exists (`installKafkajsReplacements` does).
+ * @param found the kafkajs version to check (the installed one; specs pass another)
+ * @throws {KafkajsVersionError} on any kafkajs but the pinned one, replacing nothing
  */
-export function fixFetchDecoding(): boolean {
-  if (applied) return true;
-  if (!isPatchedKafkajs()) return false;
+export function installFetchResponseReplacement(found = installedKafkajsVersion()): void {
+  assertPinnedKafkajs('Fetch v11 response decoder', found);
+  if (applied) return;
   /* eslint-disable @typescript-eslint/no-require-imports */
   const response = require('kafkajs/src/protocol/requests/fetch/v11/response') as {
     decode: (data: Buffer) => Promise<unknown>;
@@ -348,5 +350,4 @@ export function fixFetchDecoding(): boolean {
   };
   response.decode = (data) => decodeFetchResponse(data, kafkajs);
   applied = true;
-  return true;
 }

@@ -1,6 +1,8 @@
 import { logLevel } from 'kafkajs';
 
-import { nestLevel, TRANSIENT_ANSWERS } from './kafka.connection';
+import { KafkaConnection, nestLevel, TRANSIENT_ANSWERS } from './kafka.connection';
+
+const OPTIONS = { clientId: 'spec', brokers: ['127.0.0.1:1'], topicPrefix: '' };
 
 describe(nestLevel.name, () => {
   it("lists kafkajs's own messages for the topic, leader, coordinator and rebalance errors it retries or rejoins after", () => {
@@ -43,5 +45,24 @@ describe(nestLevel.name, () => {
     ).toBe('debug');
     expect(nestLevel('Consumer', logLevel.INFO, 'Consumer has joined the group')).toBe('debug');
     expect(nestLevel('Consumer', logLevel.WARN, 'Lagging')).toBe('warn');
+  });
+});
+
+describe(KafkaConnection.name, () => {
+  it('installs the kafkajs replacements, then refuses to start on another kafkajs version', () => {
+    expect(() => new KafkaConnection(OPTIONS)).not.toThrow();
+    jest.isolateModules(() => {
+      jest.doMock('kafkajs/package.json', () => ({ version: '2.3.0' }));
+      // A fresh copy of the lib, as a process that finds kafkajs 2.3.0 would load it.
+      /* eslint-disable @typescript-eslint/no-require-imports */
+      const fresh = require('./kafka.connection') as { KafkaConnection: typeof KafkaConnection };
+      const { KafkajsVersionError: FreshError } =
+        require('./kafkajs-version') as typeof import('./kafkajs-version');
+      /* eslint-enable @typescript-eslint/no-require-imports */
+      expect(() => new fresh.KafkaConnection(OPTIONS)).toThrow(FreshError);
+      expect(() => new fresh.KafkaConnection(OPTIONS)).toThrow(
+        /written for kafkajs 2\.2\.4 but kafkajs 2\.3\.0 is installed/,
+      );
+    });
   });
 });

@@ -1,18 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { Admin, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
 
-import { fixFetchDecoding } from './fetch-response';
 import { KafkaConnectionOptions } from './kafka.options';
+import { installKafkajsReplacements } from './kafkajs-replacements';
 import { keyHashPartitioner } from './partitioner';
-import { fixProduceEncoding } from './produce-request';
-import { fixRequestQueueIdleLoop } from './request-queue-fix';
-import { fixRequestTimeoutChecks } from './request-timeout-fix';
-
-// kafkajs 2.2.4 fixes, installed once per process before any client exists.
-fixRequestQueueIdleLoop();
-fixRequestTimeoutChecks();
-fixProduceEncoding();
-fixFetchDecoding();
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
 const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
@@ -75,7 +66,9 @@ const logToNest: logCreator = () => {
 export class KafkaConnection {
   private readonly kafka: Kafka;
 
+  /** @throws {KafkajsVersionError} when kafkajs is not the version its replacements fit */
   constructor(readonly options: KafkaConnectionOptions) {
+    installKafkajsReplacements();
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],

@@ -5,7 +5,7 @@ import type { ICustomPartitioner } from 'kafkajs';
 /**
  * The Java client's partitioner (murmur2 of the key, modulo the partition count), so a key
  * lands where other Kafka clients put it. kafkajs ships the same rule, computed with 64-bit
- * `Long` objects (about 3 µs a key); this one uses 32-bit integer arithmetic, as Java does.
+ * `Long` objects per key; this one uses 32-bit integer arithmetic, as Java does.
  */
 
 const SEED = 0x9747b28c;

@@ -3,14 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes, Partitioners } from 'kafkajs';
 
 import { crc32c } from './crc32c';
+import { KafkajsVersionError } from './kafkajs-version';
 import { keyHashPartitioner, murmur2 } from './partitioner';
 import {
   encodeProduceRequest,
   encodes,
-  fixProduceEncoding,
+  installProduceRequestReplacement,
   ProduceMessage,
   ProduceRequestArgs,
-} from './produce-request';
+} from './produce-request.replacement';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 const kafkajsRequestV3 = require('kafkajs/src/protocol/requests/produce/v3/request') as (
@@ -21,7 +22,7 @@ const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur
   key: Buffer | string,
 ) => number;
 const kafkajsProduce = require('kafkajs/src/protocol/requests/produce') as {
-  protocol(v: { version: number }): (args: ProduceRequestArgs) => {
+  protocol: (v: { version: number }) => (args: ProduceRequestArgs) => {
     request: { apiVersion: number; encode(): Promise<{ buffer: Buffer }> };
   };
 };
@@ -203,9 +204,20 @@ describe('encodeProduceRequest', () => {
   });
 });
 
-describe('fixProduceEncoding', () => {
+describe(installProduceRequestReplacement.name, () => {
+  it("refuses another kafkajs version and leaves kafkajs's encoder in place", () => {
+    const { protocol } = kafkajsProduce;
+    expect(() => installProduceRequestReplacement('3.0.0')).toThrow(KafkajsVersionError);
+    expect(() => installProduceRequestReplacement('3.0.0')).toThrow(
+      expect.objectContaining({ code: 'KAFKAJS_VERSION_UNSUPPORTED', found: '3.0.0' }),
+    );
+    expect(kafkajsProduce.protocol).toBe(protocol);
+  });
+
   it("makes kafkajs's Produce v3 to v7 requests send the same bytes through this encoder", async () => {
-    expect(fixProduceEncoding()).toBe(true);
+    const { protocol } = kafkajsProduce;
+    installProduceRequestReplacement();
+    expect(kafkajsProduce.protocol).not.toBe(protocol);
     const args = someRequest();
     const expected = await kafkajsBytes(args);
     for (const version of [3, 5, 7]) {
@@ -222,7 +234,7 @@ describe('fixProduceEncoding', () => {
   });
 
   it('keeps kafkajs encoding a compressed request', async () => {
-    fixProduceEncoding();
+    installProduceRequestReplacement();
     const args = { ...someRequest(), compression: CompressionTypes.GZIP };
     const { request } = kafkajsProduce.protocol({ version: 7 })(args);
     // kafkajs's gzip output starts its record batch like any other; only the length of what

@@ -2,16 +2,15 @@
  * The body of a Produce request (versions 3 to 7: the record-batch format, magic 2), written
  * in one pass into one buffer. kafkajs 2.2.4 builds the same bytes from an `Encoder` per
  * record and per header, each a zero-filled 512-byte allocation grown by copying, with 64-bit
- * `Long` arithmetic for every varint and a CRC a byte at a time: with its partitioner, about
- * 40 µs per 1 KB record on the 2-core test machines. This, with `keyHashPartitioner`, takes
- * about 7 µs, half of it the CRC.
+ * `Long` arithmetic for every varint and a CRC a byte at a time; that encoding was most of what
+ * a produced record cost. docs/kafkajs-replacements.md has the measured gain.
  *
- * {@link fixProduceEncoding} installs it into kafkajs for the requests it covers: no
- * compression, no transaction, no message timestamps (Sluice sends none of these); any other
- * request keeps kafkajs's own encoder. The spec checks the bytes against kafkajs's.
+ * {@link installProduceRequestReplacement} installs it into kafkajs for the requests it
+ * covers: no compression, no transaction, no message timestamps (Sluice sends none of these);
+ * any other request keeps kafkajs's own encoder. The spec checks the bytes against kafkajs's.
  */
 import { crc32c } from './crc32c';
-import { isPatchedKafkajs } from './kafkajs-version';
+import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version';
 
 type Bytes = Buffer | string | null | undefined;
 
@@ -233,7 +232,7 @@ interface KafkajsRequest {
   encode(): Promise<unknown>;
 }
 
-/** The parts of kafkajs's Produce request module the fix touches. */
+/** The parts of kafkajs's Produce request module this replaces. */
 interface ProduceDefinition {
   protocol(version: { version: number }): (args: ProduceRequestArgs) => {
     request: KafkajsRequest;
@@ -245,12 +244,14 @@ let applied = false;
 
 /**
  * Makes kafkajs's Produce requests of versions 3 to 7 use {@link encodeProduceRequest} when
- * {@link encodes} accepts them. Returns whether the fix is in place (false for another
- * kafkajs version, which keeps its own encoder).
+ * {@link encodes} accepts them; once per process, before any client exists
+ * (`installKafkajsReplacements` does).
+ * @param found the kafkajs version to check (the installed one; specs pass another)
+ * @throws {KafkajsVersionError} on any kafkajs but the pinned one, replacing nothing
  */
-export function fixProduceEncoding(): boolean {
-  if (applied) return true;
-  if (!isPatchedKafkajs()) return false;
+export function installProduceRequestReplacement(found = installedKafkajsVersion()): void {
+  assertPinnedKafkajs('Produce request encoder', found);
+  if (applied) return;
   /* eslint-disable @typescript-eslint/no-require-imports */
   const produce = require('kafkajs/src/protocol/requests/produce') as ProduceDefinition;
   const Encoder = require('kafkajs/src/protocol/encoder') as new (size: number) => {
@@ -265,8 +266,8 @@ export function fixProduceEncoding(): boolean {
     return (args) => {
       const built = build(args);
       if (!encodes(args)) return built;
-      // A request object of its own: replacing `encode` on kafkajs's kept about 6 MB alive
-      // through every scavenge of a produce loop (0.2 MB this way, the rate a third higher).
+      // A request object of its own: replacing `encode` on kafkajs's kept the produce path's
+      // objects alive through young-generation collections (bench/README.md).
       const { apiKey, apiName, expectResponse } = built.request;
       const request: KafkajsRequest = {
         apiKey,
@@ -282,5 +283,4 @@ export function fixProduceEncoding(): boolean {
     };
   };
   applied = true;
-  return true;
 }

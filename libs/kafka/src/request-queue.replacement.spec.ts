@@ -1,4 +1,13 @@
-import { fixRequestQueueIdleLoop, scheduleCheckPendingRequests } from './request-queue-fix';
+import { KafkajsVersionError } from './kafkajs-version';
+import {
+  installRequestQueueReplacement,
+  scheduleCheckPendingRequests,
+} from './request-queue.replacement';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const RequestQueue = require('kafkajs/src/network/requestQueue') as {
+  prototype: { scheduleCheckPendingRequests: unknown };
+};
 
 function queue(pending: unknown[], throttledUntil = -1) {
   return {
@@ -13,7 +22,17 @@ function queue(pending: unknown[], throttledUntil = -1) {
   };
 }
 
-describe('the request-queue fix', () => {
+describe(installRequestQueueReplacement.name, () => {
+  it('refuses another kafkajs version and leaves its request queue as it is', () => {
+    const own = RequestQueue.prototype.scheduleCheckPendingRequests;
+    expect(() => installRequestQueueReplacement('2.3.0')).toThrow(KafkajsVersionError);
+    expect(() => installRequestQueueReplacement('2.3.0')).toThrow(
+      expect.objectContaining({ code: 'KAFKAJS_VERSION_UNSUPPORTED', found: '2.3.0' }),
+    );
+    expect(RequestQueue.prototype.scheduleCheckPendingRequests).toBe(own);
+    expect(own).not.toBe(scheduleCheckPendingRequests);
+  });
+
   afterEach(() => jest.useRealTimers());
 
   it('arms no timer when nothing is pending', () => {
@@ -39,11 +58,7 @@ describe('the request-queue fix', () => {
   });
 
   it('replaces the method of the kafkajs class the clients use', () => {
-    fixRequestQueueIdleLoop();
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const RequestQueue = require('kafkajs/src/network/requestQueue') as {
-      prototype: { scheduleCheckPendingRequests: unknown };
-    };
+    installRequestQueueReplacement();
     expect(RequestQueue.prototype.scheduleCheckPendingRequests).toBe(scheduleCheckPendingRequests);
   });
 });

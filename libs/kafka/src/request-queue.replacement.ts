@@ -1,13 +1,16 @@
 /**
- * kafkajs 2.2.4's request queue re-arms a timer after every check of its pending requests,
- * even when none is pending and nothing is throttled; the delay is then negative, which
- * Node runs after 1 ms (and Node 24 warns about: `TimeoutNegativeWarning`). Every broker
- * connection so spins a 1 ms timer for ever: an idle dispatcher used about 6% of a core.
- * This replaces that one method: a timer only while requests wait, at the end of a throttle
- * or after a short interval, as kafkajs intends. A push or a response checks the queue anyway.
+ * Replaces one method of kafkajs's request queue. kafkajs 2.2.4 re-arms a timer after every
+ * check of its pending requests, even when none is pending and nothing is throttled; the delay
+ * is then negative, which Node runs after 1 ms (and Node 24 warns about:
+ * `TimeoutNegativeWarning`), so every broker connection spins a 1 ms timer for ever and an
+ * idle app still uses CPU. This arms a timer only while requests wait: at the end of a throttle
+ * or after kafkajs's own interval. A push or a response checks the queue anyway.
+ * docs/kafkajs-replacements.md has the measured gain.
  */
 
-/** The parts of kafkajs's `RequestQueue` the fix touches. */
+import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version';
+
+/** The parts of kafkajs's `RequestQueue` this replaces or reads. */
 interface RequestQueueInternals {
   pending: unknown[];
   throttledUntil: number;
@@ -32,8 +35,14 @@ export function scheduleCheckPendingRequests(this: RequestQueueInternals): void 
 
 let applied = false;
 
-/** Installs the fix once per process (the connection does, before any client exists). */
-export function fixRequestQueueIdleLoop(): void {
+/**
+ * Installs the replacement once per process, before any client exists
+ * (`installKafkajsReplacements` does).
+ * @param found the kafkajs version to check (the installed one; specs pass another)
+ * @throws {KafkajsVersionError} on any kafkajs but the pinned one, replacing nothing
+ */
+export function installRequestQueueReplacement(found = installedKafkajsVersion()): void {
+  assertPinnedKafkajs('request queue', found);
   if (applied) return;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const queue = require('kafkajs/src/network/requestQueue') as { prototype: RequestQueueInternals };

@@ -1,10 +1,10 @@
+import { KafkajsVersionError } from './kafkajs-version';
 import {
   checkedRequestQueues,
   checkRequestTimeouts,
-  fixRequestTimeoutChecks,
+  installRequestTimeoutReplacement,
   REQUEST_TIMEOUT_CHECK_MS,
-} from './request-timeout-fix';
-import { PATCHED_KAFKAJS_VERSION } from './kafkajs-version';
+} from './request-timeout.replacement';
 
 interface Queue {
   enforceRequestTimeout: boolean;
@@ -35,15 +35,25 @@ function queue(): Queue {
   };
 }
 
-describe('the request-timeout fix', () => {
-  beforeAll(() => expect(fixRequestTimeoutChecks()).toBe(true));
-  afterEach(() => jest.useRealTimers());
-
-  it('is written for the kafkajs version installed', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { version } = require('kafkajs/package.json') as { version: string };
-    expect(version).toBe(PATCHED_KAFKAJS_VERSION);
+describe(`${installRequestTimeoutReplacement.name} on another kafkajs`, () => {
+  it("refuses and leaves kafkajs's own timeout checks in place", () => {
+    const { destroy, scheduleRequestTimeoutCheck } = RequestQueue.prototype;
+    expect(() => installRequestTimeoutReplacement('2.2.5')).toThrow(KafkajsVersionError);
+    expect(() => installRequestTimeoutReplacement('2.2.5')).toThrow(
+      expect.objectContaining({ code: 'KAFKAJS_VERSION_UNSUPPORTED', found: '2.2.5' }),
+    );
+    expect(RequestQueue.prototype.destroy).toBe(destroy);
+    expect(RequestQueue.prototype.scheduleRequestTimeoutCheck).toBe(scheduleRequestTimeoutCheck);
+    installRequestTimeoutReplacement();
+    expect(RequestQueue.prototype.scheduleRequestTimeoutCheck).not.toBe(
+      scheduleRequestTimeoutCheck,
+    );
   });
+});
+
+describe('the request-timeout replacement', () => {
+  beforeAll(() => installRequestTimeoutReplacement());
+  afterEach(() => jest.useRealTimers());
 
   it('times out a request past its deadline, and only that one', () => {
     const q = queue();

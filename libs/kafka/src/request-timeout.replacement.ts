@@ -1,18 +1,17 @@
 /**
- * kafkajs 2.2.4 gives every broker connection its own 100 ms interval timer that looks for
- * timed-out requests, for as long as the connection is open, whether anything is in flight
- * or not. A dispatcher holds about eight connections (two consumer groups with their
- * coordinators, the producer, admin clients), whose timers fire at different moments: an idle
- * process woke some 30 times a second for them alone, and on the shared 2-core machines each
- * wake-up costs more than the check itself. This replaces them with one shared timer, once a
- * second, that checks every open connection's requests in flight exactly as kafkajs does
- * (timing out those older than their request timeout, 30 s by default, so at most a second
- * late) and forgets a connection once it is closed.
+ * Replaces kafkajs's request-timeout checks. kafkajs 2.2.4 gives every broker connection its
+ * own 100 ms interval timer that looks for timed-out requests for as long as the connection is
+ * open, whether anything is in flight or not; an app holds several connections (consumer
+ * groups, their coordinators, the producer, admin clients), whose timers fire at different
+ * moments, and on a small machine each wake-up costs more than the check itself. This uses one
+ * shared timer, once a second, that checks every open connection's requests in flight exactly
+ * as kafkajs does (timing out those older than their request timeout, 30 s by default, so at
+ * most a second late) and forgets a connection once it is closed.
  */
 
-import { isPatchedKafkajs } from './kafkajs-version';
+import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version';
 
-/** The parts of kafkajs's `RequestQueue` the fix touches. */
+/** The parts of kafkajs's `RequestQueue` this replaces or reads. */
 interface RequestQueueInternals {
   enforceRequestTimeout: boolean;
   requestTimeout: number;
@@ -73,17 +72,17 @@ export function checkedRequestQueues(): number {
 let applied = false;
 
 /**
- * Installs the fix once per process, before any client connects; only on the kafkajs version
- * it was written for (another version keeps its own checks).
- * @returns whether the fix is in place
+ * Installs the replacement once per process, before any client connects
+ * (`installKafkajsReplacements` does).
+ * @param found the kafkajs version to check (the installed one; specs pass another)
+ * @throws {KafkajsVersionError} on any kafkajs but the pinned one, replacing nothing
  */
-export function fixRequestTimeoutChecks(): boolean {
-  if (applied) return true;
-  if (!isPatchedKafkajs()) return false;
+export function installRequestTimeoutReplacement(found = installedKafkajsVersion()): void {
+  assertPinnedKafkajs('request timeout check', found);
+  if (applied) return;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const queue = require('kafkajs/src/network/requestQueue') as { prototype: RequestQueueInternals };
   queue.prototype.destroy = leavingCheck(queue.prototype.destroy);
   queue.prototype.scheduleRequestTimeoutCheck = scheduleRequestTimeoutCheck;
   applied = true;
-  return true;
 }
