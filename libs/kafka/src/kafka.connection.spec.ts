@@ -1,15 +1,22 @@
 import { logLevel } from 'kafkajs';
 
-import { KafkaConnection, nestLevel, TRANSIENT_ANSWERS } from './kafka.connection';
+import {
+  COORDINATOR_ANSWERS,
+  KafkaConnection,
+  nestLevel,
+  TRANSIENT_ANSWERS,
+} from './kafka.connection';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { errorCodes } = require('kafkajs/src/protocol/error') as {
+  errorCodes: { code: number; type: string; retriable: boolean; message: string }[];
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const OPTIONS = { clientId: 'spec', brokers: ['127.0.0.1:1'], topicPrefix: '' };
 
 describe(nestLevel.name, () => {
   it("lists kafkajs's own messages for the topic, leader, coordinator and rebalance errors it retries or rejoins after", () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { errorCodes } = require('kafkajs/src/protocol/error') as {
-      errorCodes: { code: number; retriable: boolean; message: string }[];
-    };
     // UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE, the three
     // group-coordinator codes, and REBALANCE_IN_PROGRESS (not retried: the member rejoins).
     const expected = errorCodes.filter((e) => [3, 5, 6, 14, 15, 16, 27].includes(e.code));
@@ -45,6 +52,45 @@ describe(nestLevel.name, () => {
     ).toBe('debug');
     expect(nestLevel('Consumer', logLevel.INFO, 'Consumer has joined the group')).toBe('debug');
     expect(nestLevel('Consumer', logLevel.WARN, 'Lagging')).toBe('warn');
+  });
+
+  it("lists kafkajs's coordinator answers, which it counts retriable (so a crashed consumer restarts)", () => {
+    // GROUP_LOAD_IN_PROGRESS, GROUP_COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR_FOR_GROUP
+    const coordinator = errorCodes.filter((e) => [14, 15, 16].includes(e.code));
+    expect(coordinator.map((e) => e.retriable)).toEqual([true, true, true]);
+    expect([...COORDINATOR_ANSWERS].sort()).toEqual(coordinator.map((e) => e.message).sort());
+  });
+
+  it("logs a consumer's crash on a coordinator answer, and every restart, as a warning", () => {
+    const loading =
+      "Crash: KafkaJSProtocolError: The coordinator is loading and hence can't process requests for this group";
+    expect(nestLevel('Consumer', logLevel.ERROR, loading)).toBe('warn');
+    expect(
+      nestLevel(
+        'Consumer',
+        logLevel.ERROR,
+        'Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available',
+      ),
+    ).toBe('warn');
+    expect(nestLevel('Consumer', logLevel.ERROR, 'Restarting the consumer in 328ms')).toBe('warn');
+    // Any other crash stays an error, as does the same text outside a crash.
+    expect(
+      nestLevel(
+        'Consumer',
+        logLevel.ERROR,
+        'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator',
+      ),
+    ).toBe('error');
+    expect(
+      nestLevel(
+        'Consumer',
+        logLevel.ERROR,
+        'Crash: KafkaJSProtocolError: This server does not host this topic-partition',
+      ),
+    ).toBe('error');
+    expect(nestLevel('Consumer', logLevel.ERROR, 'Error when calling eachBatch', loading)).toBe(
+      'error',
+    );
   });
 });
 

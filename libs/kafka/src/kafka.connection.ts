@@ -21,6 +21,17 @@ const LEVELS: Record<number, 'error' | 'warn' | 'debug'> = {
 const EXPECTED_WARNING = 'Limiting retries for the idempotent producer';
 
 /**
+ * Group-coordinator answers while a broker loads its groups or moves a coordinator (a broker
+ * start, a just-formatted one): kafkajs retries most requests after them, and a consumer that
+ * meets one while joining crashes and restarts itself, since kafkajs counts them retriable.
+ */
+export const COORDINATOR_ANSWERS: ReadonlySet<string> = new Set([
+  "The coordinator is loading and hence can't process requests for this group",
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
+]);
+
+/**
  * Broker answers that only mean "not ready yet, ask again" while topics, leaders and group
  * coordinators settle (a new topic, a broker start), or "join again" while a group rebalances.
  * kafkajs logs every error answer at ERROR and then retries it (or rejoins); these are debug
@@ -30,11 +41,14 @@ export const TRANSIENT_ANSWERS: ReadonlySet<string> = new Set([
   'This server does not host this topic-partition',
   'This server is not the leader for that topic-partition',
   'There is no leader for this topic-partition as we are in the middle of a leadership election',
-  "The coordinator is loading and hence can't process requests for this group",
-  'The group coordinator is not available',
-  'This is not the correct coordinator for this group',
+  ...COORDINATOR_ANSWERS,
   'The group is rebalancing, so a rejoin is needed',
 ]);
+
+/** kafkajs's consumer logs `Crash: <error name>: <message>` at ERROR, then restarts if it can. */
+const CONSUMER_CRASH = /^Crash: \w+: (.*)$/s;
+/** The restart kafkajs schedules after a crash, also at ERROR; the crash's line gives the cause. */
+const CONSUMER_RESTART = 'Restarting the consumer in ';
 
 /** The Nest log level of a kafkajs log entry. */
 export function nestLevel(
@@ -46,6 +60,13 @@ export function nestLevel(
   if (message.startsWith(EXPECTED_WARNING)) return 'debug';
   if (namespace === 'Connection' && message.startsWith('Response ')) {
     if (typeof error === 'string' && TRANSIENT_ANSWERS.has(error)) return 'debug';
+  }
+  if (namespace === 'Consumer') {
+    // A crash on a coordinator answer is expected at a broker's start, and retried by the
+    // restart; a warning still shows a consumer that keeps crashing on it.
+    const crash = CONSUMER_CRASH.exec(message);
+    if (crash !== null && COORDINATOR_ANSWERS.has(crash[1])) return 'warn';
+    if (message.startsWith(CONSUMER_RESTART)) return 'warn';
   }
   return LEVELS[level] ?? 'debug';
 }
