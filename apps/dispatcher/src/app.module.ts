@@ -48,8 +48,9 @@ export function dispatcherGroupIds(config: DispatcherConfig): { main: string; re
  * How long the dispatcher's producer gathers records before a request. It produces retries,
  * dead letters and outcomes one at a time; a destination that fails or hangs sends hundreds a
  * second to the retry tier, and a request per one or two of them cost that traffic more CPU
- * than the deliveries of the healthy destinations beside it (bench:dispatcher (b)). Retries
- * wait 10 s or more anyway; nobody waits on a dead letter or an outcome by the millisecond.
+ * than the deliveries of the healthy destinations beside it (bench/DISPATCHER.md, (b)).
+ * Retries wait 10 s or more anyway; nobody waits on a dead letter or an outcome by the
+ * millisecond.
  */
 const PRODUCE_LINGER_MS = 10;
 

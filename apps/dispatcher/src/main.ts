@@ -13,11 +13,9 @@ const FAILURE_BACKOFF_MS = 1_000;
 
 /**
  * A fetch brings of a partition about what its slots (`DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION`)
- * hold of deliveries of a kilobyte: 128 KiB by default. With kafkajs's 1 MiB a fetch of six
- * partitions decoded about 6,600 records at once, which then waited for slots, outlived
- * young-generation collections and held the next fetch back. bench:dispatcher, 2 rounds
- * each: CPU per delivery 35.1 µs with 1 MiB, 30.5 with 256 KiB, 27.9 with 128 KiB and with
- * 64 KiB; (a) 0.56, 0.57, 0.60, 0.71.
+ * hold of deliveries of a kilobyte: 128 KiB by default. kafkajs's 1 MiB decoded thousands of
+ * records at once, which then waited for slots, outlived young-generation collections and
+ * held the next fetch back (bench/DISPATCHER.md, "Where the dispatcher's CPU goes").
  */
 const FETCH_BYTES_PER_SLOT = 1024;
 

@@ -13,10 +13,10 @@ import { UsageFlusher } from './usage/usage.flusher';
 
 /**
  * Produce requests in flight at once. With one, a request that arrived while one was in
- * flight waited for it and then for its own: at 64 connections ingest sat idle a fifth of the
- * time (bench:ingest (b) 0.47-0.51; with two 0.53, and its p99 at half the maximum 8 ms
- * instead of 13-16). Concurrent HTTP requests have no order to keep; a client that waits for
- * one answer before its next call still has its calls stored in order.
+ * flight waited for it and then for its own, and ingest sat idle part of the time under load
+ * (bench/README.md, "Where ingest's time goes"). Concurrent HTTP requests have no order to
+ * keep; a client that waits for one answer before its next call still has its calls stored
+ * in order.
  */
 const PRODUCE_REQUESTS_IN_FLIGHT = 2;
 

@@ -7,9 +7,9 @@ import { setFlagsFromString } from 'node:v8';
  * once enough objects from the same allocation site survived young-generation collections.
  * Sluice's per-call and per-record objects live for a Kafka round trip or a webhook request,
  * so a burst of slow acknowledgements (a batch load, a fresh topic, a broker pause) would tip
- * their sites over, and the decision stays: ingest then filled its old generation at about
- * 35 MB a second under `/v1/track` load, with a full collection every second or two. Without
- * pretenuring those objects die young (bench/README.md, "Where ingest's time goes").
+ * their sites over, and the decision stays: ingest then filled its old generation under
+ * `/v1/track` load and paid for frequent full collections. Without pretenuring those objects
+ * die young (bench/README.md, "Where ingest's time goes").
  */
 export function setV8Options(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');

@@ -27,9 +27,9 @@ type TrackingRequest = FastifyRequest<{ Params: { route: string } }>;
  *
  * The one hot path of the app, so it is a Fastify route rather than a Nest controller:
  * Nest's router (its guards, pipes, interceptors and response handling, none of which this
- * route uses) costs about 25 µs a request (docs/performance.md), a tenth of a call's whole
- * budget. Register it after `app.init()`: it then shares the app's error handler (Nest's,
- * with the JSON error filter), which answers a body too large or anything unexpected.
+ * route uses) would take a large share of a request's budget (docs/performance.md). Register
+ * it after `app.init()`: it then shares the app's error handler (Nest's, with the JSON error
+ * filter), which answers a body too large or anything unexpected.
  */
 export function registerTrackingRoutes(
   fastify: FastifyInstance,
