@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 
+import { TOPIC } from '@app/contracts';
+import { ConsumerLagModule } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
@@ -23,12 +25,20 @@ import {
   republishAfterMs,
   SYNC_EXPIRY_MS,
 } from './housekeeping';
+import { LedgerConsumer } from './ledger/ledger.consumer';
+import { LEDGER_WRITER_OPTIONS, LedgerWriter } from './ledger/ledger.writer';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesService } from './sources/sources.service';
 
+/** The admin app's consumer groups: deletion receipts, and the delivery ledger's writer. */
+export function adminGroupIds(config: AdminConfig): { receipts: string; ledger: string } {
+  const prefix = config.kafka.topicPrefix;
+  return { receipts: `${prefix}sluice-admin`, ledger: `${prefix}sluice-ledger` };
+}
+
 /**
- * The admin app: the control plane's REST API, and the consumer of delivery outcomes that
- * records the receipts of delete notifications.
+ * The admin app: the control plane's REST API, the consumer of delivery outcomes that
+ * records the receipts of delete notifications, and the delivery ledger's writer.
  */
 @Module({})
 export class AppModule {
@@ -39,6 +49,15 @@ export class AppModule {
         RuntimeModule.forRoot(config, {
           producer: { sendTimeoutMs: config.admin.produceTimeoutMs },
         }),
+        // sluice_consumer_lag_records{group="…sluice-ledger"}: how far the ledger is behind.
+        ConsumerLagModule.forRoot({
+          groups: [
+            {
+              groupId: adminGroupIds(config).ledger,
+              topics: [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead],
+            },
+          ],
+        }),
       ],
       controllers: [
         SourcesController,
@@ -46,9 +65,15 @@ export class AppModule {
         DeletionsController,
         AudiencesController,
         ComputedTraitsController,
-        OutcomesConsumer,
       ],
       providers: [
+        OutcomesConsumer,
+        LedgerConsumer,
+        LedgerWriter,
+        {
+          provide: LEDGER_WRITER_OPTIONS,
+          useValue: { retentionDays: config.admin.ledgerRetentionDays },
+        },
         SourcesService,
         DestinationsService,
         DeletionsService,

@@ -28,6 +28,15 @@ class AdminEnv extends SealedSecretsEnv {
   @Min(100)
   @Max(600_000)
   ADMIN_PRODUCE_TIMEOUT_MS: number = 30_000;
+
+  /**
+   * Days of delivery ledger kept, today included; older days' partitions are dropped whole.
+   * Each day holds one row per delivery (about 1 KB with its attempts).
+   */
+  @IsInt()
+  @Min(1)
+  @Max(90)
+  LEDGER_RETENTION_DAYS: number = 3;
 }
 
 /** The admin app's typed, frozen configuration. */
@@ -37,6 +46,8 @@ export interface AdminConfig extends CommonConfig {
     readonly secretsKey: string;
     /** Longest wait for Kafka's acknowledgement of one send, in milliseconds. */
     readonly produceTimeoutMs: number;
+    /** Days of delivery ledger kept, today included. */
+    readonly ledgerRetentionDays: number;
   };
 }
 
@@ -49,6 +60,7 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
       tokens: vars.ADMIN_TOKENS.split(','),
       secretsKey: vars.SECRETS_ENCRYPTION_KEY,
       produceTimeoutMs: vars.ADMIN_PRODUCE_TIMEOUT_MS,
+      ledgerRetentionDays: vars.LEDGER_RETENTION_DAYS,
     },
   });
 }

@@ -1,20 +1,34 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 
+import { TOPIC } from '@app/contracts';
 import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { countAdminRequests } from './admin.metrics';
-import { AppModule } from './app.module';
+import { adminGroupIds, AppModule } from './app.module';
 import { AdminConfig, loadAdminConfig } from './config';
+import { OutcomesConsumer } from './deletions/outcomes.consumer';
+import { LedgerConsumer } from './ledger/ledger.consumer';
 import { adminValidationPipe } from './validation';
 
-/** Where the admin API's OpenAPI document is served (no token needed). */
+/**
+ * Where the admin API's OpenAPI document and its docs page (swagger-ui, from the installed
+ * swagger-ui-dist) are served. Both without a token: they describe the API and hold no data;
+ * the page's requests carry the token its reader enters under Authorize.
+ */
 export const OPENAPI_PATH = '/admin/v1/openapi.json';
+export const DOCS_PATH = '/admin/docs';
 
 /** Partitions of the outcomes topic handled at once, and outcomes in flight per partition. */
 const OUTCOME_PARTITIONS_CONCURRENTLY = 2;
 const OUTCOMES_IN_FLIGHT = 16;
+/**
+ * The ledger writer's partitions at once and records in flight per partition: its writes
+ * gather every record in flight, so many in flight make few, large statements.
+ */
+const LEDGER_PARTITIONS_CONCURRENTLY = 4;
+const LEDGER_IN_FLIGHT = 1_024;
 /** Pause of a partition after a receipt could not be stored, before it is tried again. */
 const FAILURE_BACKOFF_MS = 1_000;
 
@@ -24,15 +38,28 @@ export async function startAdmin(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
-  app.connectMicroservice({
-    strategy: new KafkaTransport({
-      connection: app.get(KafkaConnection),
-      groupId: `${config.kafka.topicPrefix}sluice-admin`,
-      partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
-      maxInFlightPerPartition: OUTCOMES_IN_FLIGHT,
-      failureBackoffMs: FAILURE_BACKOFF_MS,
-    }),
+  const connection = app.get(KafkaConnection);
+  const groups = adminGroupIds(config);
+  const receipts = new KafkaTransport({
+    connection,
+    groupId: groups.receipts,
+    topics: [TOPIC.deliveryOutcomes],
+    partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
+    maxInFlightPerPartition: OUTCOMES_IN_FLIGHT,
+    failureBackoffMs: FAILURE_BACKOFF_MS,
   });
+  app.get(OutcomesConsumer).register(receipts);
+  const ledger = new KafkaTransport({
+    connection,
+    groupId: groups.ledger,
+    topics: [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead],
+    partitionsConcurrently: LEDGER_PARTITIONS_CONCURRENTLY,
+    maxInFlightPerPartition: LEDGER_IN_FLIGHT,
+    failureBackoffMs: FAILURE_BACKOFF_MS,
+  });
+  app.get(LedgerConsumer).register(ledger);
+  app.connectMicroservice({ strategy: receipts });
+  app.connectMicroservice({ strategy: ledger });
   acceptEmptyJsonBodies(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
@@ -84,10 +111,12 @@ function serveOpenApi(app: NestFastifyApplication): void {
       .addBearerAuth()
       .build(),
   );
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .get(OPENAPI_PATH, (_request, reply) => reply.send(document));
+  // With Fastify, swagger-ui's files are served through @fastify/static.
+  SwaggerModule.setup(DOCS_PATH, app, document, {
+    jsonDocumentUrl: OPENAPI_PATH,
+    raw: ['json'],
+    customSiteTitle: 'Sluice admin API',
+  });
 }
 
 if (require.main === module) runMain(loadAdminConfig, (config) => startAdmin(config));

@@ -34,8 +34,8 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [IngressConsumer],
       providers: [
+        IngressConsumer,
         TrackingService,
         IngestMetrics,
         {

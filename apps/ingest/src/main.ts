@@ -6,6 +6,7 @@ import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
+import { IngressConsumer } from './kafka-ingress/ingress.consumer';
 import { IngestMetrics } from './tracking/ingest.metrics';
 import { registerTrackingRoutes } from './tracking/tracking.routes';
 import { TrackingService } from './tracking/tracking.service';
@@ -29,15 +30,15 @@ export async function startIngest(
     errorOverrides: { 413: { status: 400, code: 'request_too_large' } },
   });
   readBodiesAsBytes(app);
-  app.connectMicroservice({
-    strategy: new KafkaTransport({
-      connection: app.get(KafkaConnection),
-      groupId: `${config.kafka.topicPrefix}sluice-ingest`,
-      partitionsConcurrently: config.ingest.ingressPartitionsConcurrently,
-      maxInFlightPerPartition: config.ingest.ingressMaxInFlight,
-      failureBackoffMs: 1_000,
-    }),
+  const ingress = new KafkaTransport({
+    connection: app.get(KafkaConnection),
+    groupId: `${config.kafka.topicPrefix}sluice-ingest`,
+    partitionsConcurrently: config.ingest.ingressPartitionsConcurrently,
+    maxInFlightPerPartition: config.ingest.ingressMaxInFlight,
+    failureBackoffMs: 1_000,
   });
+  app.get(IngressConsumer).register(ingress);
+  app.connectMicroservice({ strategy: ingress });
   // After init, so that the routes share the error handler Nest installs then.
   await app.init();
   registerTrackingRoutes(

@@ -27,8 +27,7 @@ export class AppModule {
           groups: [{ groupId: routerGroupId(config), topics: [TOPIC.calls] }],
         }),
       ],
-      controllers: [CallsConsumer],
-      providers: [RoutingService, RouterMetrics],
+      providers: [CallsConsumer, RoutingService, RouterMetrics],
     };
   }
 }

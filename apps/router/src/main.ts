@@ -5,6 +5,7 @@ import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 
 import { AppModule, routerGroupId } from './app.module';
 import { RouterConfig, loadRouterConfig } from './config';
+import { CallsConsumer } from './routing/calls.consumer';
 
 /** Pause of a partition after Kafka refused a delivery, before the call is tried again. */
 const FAILURE_BACKOFF_MS = 1_000;
@@ -15,15 +16,15 @@ export async function startRouter(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
-  app.connectMicroservice({
-    strategy: new KafkaTransport({
-      connection: app.get(KafkaConnection),
-      groupId: routerGroupId(config),
-      partitionsConcurrently: config.router.partitionsConcurrently,
-      maxInFlightPerPartition: config.router.maxInFlightPerPartition,
-      failureBackoffMs: FAILURE_BACKOFF_MS,
-    }),
+  const transport = new KafkaTransport({
+    connection: app.get(KafkaConnection),
+    groupId: routerGroupId(config),
+    partitionsConcurrently: config.router.partitionsConcurrently,
+    maxInFlightPerPartition: config.router.maxInFlightPerPartition,
+    failureBackoffMs: FAILURE_BACKOFF_MS,
   });
+  app.get(CallsConsumer).register(transport);
+  app.connectMicroservice({ strategy: transport });
   await listen(app, config);
   return app;
 }

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { BaseRpcContext, CustomTransportStrategy, Server } from '@nestjs/microservices';
+import { CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
-import { isObservable, lastValueFrom } from 'rxjs';
 
 import { KafkaConnection } from './kafka.connection';
 import { OffsetCommits } from './offset-commits';
@@ -63,19 +62,21 @@ const COMMIT_GATHER_MS = 50;
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
 
-/** The context handlers receive beside the record. */
-export class RecordContext extends BaseRpcContext<[IncomingRecord]> {
-  get record(): IncomingRecord {
-    return this.args[0];
-  }
-}
+/** Handles one record; resolves once everything the record caused is durable. */
+export type RecordHandler = (record: IncomingRecord) => Promise<unknown>;
 
 /**
- * A Nest microservice transport over Kafka: serves `@EventPattern(topic)` handlers (topic =
- * logical name) in batches with bounded concurrency, commits the finished prefix of each
- * batch only, pauses a partition until its head record is due (`dueAtHeader`) and resumes it
- * then, and backs off and retries a record whose handler threw. Connected with
- * `app.connectMicroservice({ strategy: new KafkaTransport(options) })`.
+ * A Nest microservice transport over Kafka: serves the handlers given to {@link consume}
+ * (topic = logical name) in batches with bounded concurrency, commits the finished prefix of
+ * each batch only, pauses a partition until its head record is due (`dueAtHeader`) and
+ * resumes it then, and backs off and retries a record whose handler threw. Connected with
+ * `app.connectMicroservice({ strategy: new KafkaTransport(options) })`, so it starts and
+ * stops with the app.
+ *
+ * Handlers are registered on a transport explicitly, not as `@EventPattern` methods: Nest
+ * registers every `@EventPattern` with every transport of an app (one app here may run
+ * several consumer groups, even on one topic), and its RPC proxy wraps each call in pipes,
+ * interceptors and an exception filter (several promises per record) that nothing here uses.
  */
 export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly log = new Logger(KafkaTransport.name);
@@ -109,6 +110,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   constructor(private readonly options: KafkaTransportOptions) {
     super();
     this.now = options.now ?? Date.now;
+  }
+
+  /** Registers the handler of one logical topic; call before the app starts. */
+  consume(topic: string, handler: RecordHandler): void {
+    this.addHandler(topic, handler, true);
   }
 
   /** Subscribes to the topic of every registered handler and starts consuming. */
@@ -157,7 +163,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       throw new Error(`KafkaTransport has no handler for ${missing.join(', ')}`);
     const topics = patterns.map((pattern) => connection.topic(pattern));
     this.subscribed = topics;
-    if (topics.length === 0) throw new Error('KafkaTransport has no @EventPattern handlers');
+    if (topics.length === 0) throw new Error('KafkaTransport has no handlers (see consume)');
     const consumer = connection.client().consumer({
       groupId: this.options.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
@@ -192,9 +198,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       return;
     if (!this.consumer || logical === undefined || !handler || this.closing) return;
     const pipeline = this.pipeline(batch.topic, batch.partition, async (record) => {
-      const result: unknown = await handler(record, new RecordContext([record]));
-      // Async handlers are done here; only a handler answering an Observable is waited on.
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      await handler(record);
     });
     const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
     const generation = this.generation;

@@ -1,6 +1,5 @@
-import { Controller, INestMicroservice, Module } from '@nestjs/common';
+import { INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EventPattern, Payload } from '@nestjs/microservices';
 
 import { IncomingRecord, KafkaConnection, KafkaTransport, KafkaTransportOptions } from '@app/kafka';
 
@@ -10,22 +9,12 @@ export const TEST_TOPIC = 'it.records.v1';
 /** What a test's handler does with each record; set per test. */
 export type RecordHandler = (record: IncomingRecord) => Promise<void> | void;
 
-let current: RecordHandler = () => undefined;
-
-@Controller()
-class TestRecordsConsumer {
-  @EventPattern(TEST_TOPIC)
-  async handle(@Payload() record: IncomingRecord): Promise<void> {
-    await current(record);
-  }
-}
-
-@Module({ controllers: [TestRecordsConsumer] })
+@Module({})
 class TestConsumerModule {}
 
 /**
- * Starts a Nest microservice whose @EventPattern handler calls `handler`, through the
- * project's transport. One at a time per test file (the handler is module state).
+ * Starts a Nest microservice whose handler of TEST_TOPIC calls `handler`, through the
+ * project's transport, registered as the apps register theirs.
  */
 export async function startConsumerApp(
   connection: KafkaConnection,
@@ -33,7 +22,6 @@ export async function startConsumerApp(
   handler: RecordHandler,
   overrides: Partial<KafkaTransportOptions> = {},
 ): Promise<INestMicroservice> {
-  current = handler;
   const strategy = new KafkaTransport({
     connection,
     groupId,
@@ -42,6 +30,9 @@ export async function startConsumerApp(
     failureBackoffMs: 200,
     sessionTimeoutMs: 10_000,
     ...overrides,
+  });
+  strategy.consume(TEST_TOPIC, async (record) => {
+    await handler(record);
   });
   const app = await NestFactory.createMicroservice(TestConsumerModule, {
     strategy,

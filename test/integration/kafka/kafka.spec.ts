@@ -51,7 +51,7 @@ describe('Kafka lib against the real broker', () => {
     h = undefined;
   });
 
-  it('round-trips records with keys and headers through an @EventPattern handler', async () => {
+  it('round-trips records with keys and headers through a registered handler', async () => {
     h = await harness('roundtrip', 2);
     const received: IncomingRecord[] = [];
     apps.push(await startConsumerApp(h.connection, 'g-roundtrip', (r) => void received.push(r)));

@@ -28,12 +28,16 @@ const EXPECTED_CONSTRAINTS = [
   'deletion_notification_status_check',
   'deletion_request_pkey',
   'deletion_request_user_count_check',
+  'delivery_ledger_pkey',
+  'delivery_ledger_state_check',
   'destination_kind_check',
   'destination_name_not_empty_check',
   'destination_pkey',
   'destination_shared_secret_not_empty_check',
   'destination_source_id_fkey',
   'destination_source_id_unique',
+  'replay_job_pkey',
+  'replay_job_status_check',
   'source_name_not_empty_check',
   'source_pkey',
   'source_usage_calls_check',
@@ -57,7 +61,9 @@ const OUR_TABLES = [
   'audience_sync_member',
   'deletion_notification',
   'deletion_request',
+  'delivery_ledger',
   'destination',
+  'replay_job',
   'source',
   'source_usage',
   'webhook',
@@ -102,6 +108,7 @@ describe('settings migrations', () => {
       'NotifySettingsChanges1763769600001',
       'CreateSourceUsage1763769600002',
       'CreateDeletionsAndAudiences1763769600100',
+      'CreateDeliveryLedger1763769600200',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -151,6 +158,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'CreateDeliveryLedger1763769600200',
       'CreateDeletionsAndAudiences1763769600100',
       'CreateSourceUsage1763769600002',
       'NotifySettingsChanges1763769600001',
@@ -161,7 +169,7 @@ describe('settings migrations', () => {
   });
 
   it('migrates up again after a full revert', async () => {
-    await expect(runMigrations(dataSource)).resolves.toHaveLength(4);
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(5);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
   });
 

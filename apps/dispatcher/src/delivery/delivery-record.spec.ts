@@ -387,6 +387,7 @@ describe(outcomeRecord.name, () => {
       result: 'discarded',
       reason: 'destination_disabled',
       attempts: 0,
+      firstAttemptAt: '1970-01-01T00:00:00.000Z',
       at: '1970-01-01T00:00:00.000Z',
     });
     const keys = Object.keys(JSON.parse(outcome.value.toString()));

@@ -147,7 +147,11 @@ export interface TimedResult {
   readonly latencyMs: number;
 }
 
-/** The ledger's view of a decision: the outcome record's value. */
+/**
+ * The ledger's view of a decision: the outcome record's value. `firstAttemptAt` is always set
+ * (when the dispatcher first took the delivery) and the same on every outcome of a delivery:
+ * it places the delivery's ledger row.
+ */
 export function deliveryOutcome(
   facts: DeliveryFacts,
   decision: Decision,
@@ -184,7 +188,7 @@ export function deliveryOutcome(
         reason: retry.reason,
         lastStatus: retry.lastStatus,
         attempts: retry.attempt - 1,
-        firstAttemptAt: retry.attempt > 1 ? iso(retry.firstAttemptAt) : undefined,
+        firstAttemptAt: iso(retry.firstAttemptAt),
         nextAttemptAt: iso(retry.dueAt),
       };
     }
@@ -196,7 +200,7 @@ export function deliveryOutcome(
         reason: dead.reason,
         lastStatus: dead.lastStatus,
         attempts: dead.attempts,
-        firstAttemptAt: iso(dead.firstAttemptAt),
+        firstAttemptAt: iso(dead.firstAttemptAt ?? now),
       };
     }
     case 'discarded':
@@ -205,7 +209,7 @@ export function deliveryOutcome(
         result: 'discarded',
         reason: decision.reason,
         attempts: decision.attempts,
-        firstAttemptAt: iso(facts.firstAttemptAt),
+        firstAttemptAt: iso(facts.firstAttemptAt ?? now),
       };
   }
 }

@@ -1,8 +1,7 @@
-import { Controller, Logger } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { Injectable, Logger } from '@nestjs/common';
 
 import { HEADER, MAX_REQUEST_BYTES, TOPIC } from '@app/contracts';
-import { BatchProducer, headerText, IncomingRecord } from '@app/kafka';
+import { BatchProducer, headerText, IncomingRecord, KafkaTransport } from '@app/kafka';
 
 import { IngestError } from '../tracking/ingest.error';
 import { IngestMetrics } from '../tracking/ingest.metrics';
@@ -14,7 +13,7 @@ import { TrackingService } from '../tracking/tracking.service';
  * exactly as over HTTP; a record refused as a whole goes to the rejected topic with its
  * reason. Returning lets the transport commit: only after the produced records were acked.
  */
-@Controller()
+@Injectable()
 export class IngressConsumer {
   private readonly logger = new Logger(IngressConsumer.name);
 
@@ -24,8 +23,11 @@ export class IngressConsumer {
     private readonly metrics: IngestMetrics,
   ) {}
 
-  @EventPattern(TOPIC.ingest)
-  async handle(@Payload() record: IncomingRecord): Promise<void> {
+  register(transport: KafkaTransport): void {
+    transport.consume(TOPIC.ingest, (record) => this.handle(record));
+  }
+
+  async handle(record: IncomingRecord): Promise<void> {
     try {
       await this.tracking.take({
         route: 'auto',

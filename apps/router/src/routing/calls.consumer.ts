@@ -1,8 +1,7 @@
-import { Controller } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
+import { Injectable } from '@nestjs/common';
 
 import { TOPIC } from '@app/contracts';
-import { IncomingRecord } from '@app/kafka';
+import { KafkaTransport } from '@app/kafka';
 
 import { RoutingService } from './routing.service';
 
@@ -12,12 +11,11 @@ import { RoutingService } from './routing.service';
  * after the deliveries it caused were acknowledged. A throw (Kafka failing) leaves the offset
  * uncommitted and the record is tried again.
  */
-@Controller()
+@Injectable()
 export class CallsConsumer {
   constructor(private readonly routing: RoutingService) {}
 
-  @EventPattern(TOPIC.calls)
-  async handle(@Payload() record: IncomingRecord): Promise<void> {
-    await this.routing.route(record);
+  register(transport: KafkaTransport): void {
+    transport.consume(TOPIC.calls, (record) => this.routing.route(record));
   }
 }

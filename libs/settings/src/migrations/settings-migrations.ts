@@ -4,6 +4,7 @@ import { CreateSettingsTables1763769600000 } from './1763769600000-create-settin
 import { NotifySettingsChanges1763769600001 } from './1763769600001-notify-settings-changes.migration';
 import { CreateSourceUsage1763769600002 } from './1763769600002-create-source-usage.migration';
 import { CreateDeletionsAndAudiences1763769600100 } from './1763769600100-create-deletions-and-audiences.migration';
+import { CreateDeliveryLedger1763769600200 } from './1763769600200-create-delivery-ledger.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -17,4 +18,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   NotifySettingsChanges1763769600001,
   CreateSourceUsage1763769600002,
   CreateDeletionsAndAudiences1763769600100,
+  CreateDeliveryLedger1763769600200,
 ];

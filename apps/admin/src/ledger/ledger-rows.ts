@@ -1,0 +1,142 @@
+import { deliveryIdFor, DeliveryOutcome, DeliveryState, HEADER } from '@app/contracts';
+import { headerText, IncomingRecord } from '@app/kafka';
+
+/** One attempt (or move without one) as the ledger's history keeps it. */
+export interface LedgerHistoryEntry {
+  readonly attempts: number;
+  readonly at: string;
+  readonly result: DeliveryState;
+  readonly reason?: string;
+  readonly lastStatus?: number;
+  readonly nextAttemptAt?: string;
+  readonly webhooks?: DeliveryOutcome['webhooks'];
+}
+
+/** A `delivery_ledger` row as the writer upserts it. */
+export interface LedgerRow {
+  readonly id: string;
+  readonly firstAttemptAt: Date;
+  readonly sourceId: string;
+  readonly destinationId: string;
+  readonly messageId: string;
+  readonly callType: string;
+  readonly event: string | null;
+  readonly state: DeliveryState;
+  readonly reason: string | null;
+  readonly lastStatus: number | null;
+  readonly lastDetail: string | null;
+  readonly lastLatencyMs: number | null;
+  readonly attempts: number;
+  readonly nextAttemptAt: Date | null;
+  readonly updatedAt: Date;
+  readonly history: readonly LedgerHistoryEntry[];
+  readonly replayOf: string | null;
+}
+
+/** Where a delivery's dead letter sits, read from the dead-letter topic itself. */
+export interface DeadPointer {
+  readonly id: string;
+  readonly firstAttemptAt: Date;
+  readonly sourceId: string;
+  readonly destinationId: string;
+  readonly messageId: string;
+  readonly callType: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly updatedAt: Date;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The row an outcome stands for; undefined when the outcome cannot be placed (no times, no id). */
+export function ledgerRow(outcome: DeliveryOutcome): LedgerRow | undefined {
+  const at = validDate(outcome.at);
+  const firstAttemptAt = validDate(outcome.firstAttemptAt ?? outcome.at);
+  if (!at || !firstAttemptAt || !UUID.test(outcome.deliveryId)) return undefined;
+  // The webhook the detail and latency describe: a success, else the first failure.
+  const shown = outcome.webhooks?.find((w) => w.kind === 'success') ?? outcome.webhooks?.[0];
+  return {
+    id: outcome.deliveryId,
+    firstAttemptAt,
+    sourceId: outcome.sourceId,
+    destinationId: outcome.destinationId,
+    messageId: outcome.messageId,
+    callType: outcome.type,
+    event: outcome.event ?? null,
+    state: outcome.result,
+    reason: outcome.reason ?? null,
+    lastStatus: outcome.lastStatus ?? null,
+    lastDetail: shown?.detail ?? (shown?.status === undefined ? null : `HTTP ${shown.status}`),
+    lastLatencyMs: shown?.latencyMs ?? null,
+    attempts: outcome.attempts,
+    nextAttemptAt: validDate(outcome.nextAttemptAt) ?? null,
+    updatedAt: at,
+    history: [
+      {
+        attempts: outcome.attempts,
+        at: outcome.at,
+        result: outcome.result,
+        reason: outcome.reason,
+        lastStatus: outcome.lastStatus,
+        nextAttemptAt: outcome.nextAttemptAt,
+        webhooks: outcome.webhooks,
+      },
+    ],
+    replayOf:
+      outcome.replayOf !== undefined && UUID.test(outcome.replayOf) ? outcome.replayOf : null,
+  };
+}
+
+/** The pointer a dead letter gives its ledger row; undefined for a record no row can name. */
+export function deadPointer(record: IncomingRecord): DeadPointer | undefined {
+  const destinationId = headerText(record, HEADER.destinationId);
+  const messageId = headerText(record, HEADER.messageId);
+  if (!destinationId || messageId === undefined) return undefined;
+  const lastAttemptAt = Number(headerText(record, HEADER.lastAttemptAt));
+  const firstAttemptAt = Number(headerText(record, HEADER.firstAttemptAt));
+  const updatedAt =
+    Number.isFinite(lastAttemptAt) && lastAttemptAt > 0 ? lastAttemptAt : record.timestamp;
+  return {
+    id: headerText(record, HEADER.deliveryId) ?? deliveryIdFor(destinationId, messageId),
+    firstAttemptAt: new Date(
+      Number.isFinite(firstAttemptAt) && firstAttemptAt > 0 ? firstAttemptAt : updatedAt,
+    ),
+    sourceId: headerText(record, HEADER.sourceId) ?? '',
+    destinationId,
+    messageId,
+    callType: headerText(record, HEADER.callType) ?? '',
+    partition: record.partition,
+    offset: record.offset,
+    updatedAt: new Date(updatedAt),
+  };
+}
+
+/**
+ * One row per delivery of a batch, in arrival order: a later outcome replaces the state and
+ * adds its history entry (one statement cannot update a row twice). Outcomes of one delivery
+ * share a Kafka key, so they arrive in order.
+ */
+export function foldRows(rows: readonly LedgerRow[]): LedgerRow[] {
+  const byId = new Map<string, LedgerRow>();
+  for (const row of rows) {
+    const key = `${row.id}/${row.firstAttemptAt.getTime()}`;
+    const earlier = byId.get(key);
+    if (earlier === undefined || !newer(row, earlier)) {
+      if (earlier === undefined) byId.set(key, row);
+      continue;
+    }
+    byId.set(key, { ...row, history: [...earlier.history, ...row.history] });
+  }
+  return [...byId.values()];
+}
+
+/** The order the ledger keeps: more attempts, then a later outcome. */
+export function newer(a: Pick<LedgerRow, 'attempts' | 'updatedAt'>, b: typeof a): boolean {
+  return a.attempts > b.attempts || (a.attempts === b.attempts && a.updatedAt > b.updatedAt);
+}
+
+function validDate(iso: string | undefined): Date | undefined {
+  if (iso === undefined) return undefined;
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}
