@@ -53,10 +53,11 @@ describe('the delivery ledger writer', () => {
   async function ledger(
     id: string,
   ): Promise<{ state: string; attempts: number; history: unknown[] }> {
-    const [found] = await dataSource.query(
-      `SELECT "state", "attempts", "history", "dead_offset" FROM "delivery_ledger" WHERE "id" = $1`,
-      [id],
-    );
+    const [found]: { state: string; attempts: number; history: unknown[] }[] =
+      await dataSource.query(
+        `SELECT "state", "attempts", "history", "dead_offset" FROM "delivery_ledger" WHERE "id" = $1`,
+        [id],
+      );
     return found;
   }
 
