@@ -39,8 +39,7 @@ go_bin() {
 helm_bin() { echo "${HELM:-$BIN_DIR/helm}"; }
 
 helm_ok() {
-  local helm
-  helm="$(command -v "$(helm_bin)")" || return 1
+  command -v "$(helm_bin)" >/dev/null || return 1
   # A helm of the user's choosing ($HELM) is taken as it is; ours must be the pinned version,
   # which a stamp records (`go install` leaves helm's own version string at major.minor).
   [[ -n "${HELM:-}" ]] && return 0
@@ -99,14 +98,23 @@ install_packages() {
   ((${#NO_RECOMMENDS[@]} == 0)) || "${apt[@]}" install -y --no-install-recommends "${NO_RECOMMENDS[@]}" >&2
 }
 
+# Go's name for this machine's architecture, as in its download file names.
+go_arch() {
+  case "$(uname -m)" in
+    x86_64) echo amd64 ;;
+    aarch64 | arm64) echo arm64 ;;
+    *) uname -m ;;
+  esac
+}
+
 install_helm() {
   local go command="GOBIN=$BIN_DIR go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   go="$(go_bin)"
   if [[ ! -x "$go" ]]; then
     log "error: helm $HELM_VERSION is missing (test/integration/ops/helm.spec.ts), and Go, which builds it, is not found."
-    log "install Go $HELM_GO or newer (https://go.dev/dl/, e.g. into /usr/local/go), then run again, or run:"
-    log "  $command"
-    log "or set HELM to a helm $HELM_VERSION you have."
+    log "install Go $HELM_GO or newer (https://go.dev/dl/), then run again; into /usr/local/go:"
+    log "  curl -fsSL https://go.dev/dl/go$HELM_GO.0.linux-$(go_arch).tar.gz | tar -C /usr/local -xz"
+    log "(SLUICE_GO names a go elsewhere than on PATH or in /usr/local/go/bin; HELM names a helm $HELM_VERSION you have.)"
     exit 1
   fi
   log "building helm $HELM_VERSION into $BIN_DIR (first run only)"
@@ -135,7 +143,13 @@ install() {
       exit 1
     fi
   fi
-  helm_ok || install_helm
+  if ! helm_ok; then
+    if [[ -n "${HELM:-}" ]]; then
+      log "error: HELM=$HELM names no program; unset it to use (and build) $BIN_DIR/helm."
+      exit 1
+    fi
+    install_helm
+  fi
   exec 9>&-
 }
 
