@@ -5,6 +5,7 @@ export * from './kafka.module';
 export * from './kafka.options';
 export * from './kafka.transport';
 export * from './partition-pipeline';
+export * from './record-reader';
 export * from './records';
 export * from './semaphore';
 export * from './topic.admin';
