@@ -1,0 +1,164 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client } from 'pg';
+
+import { DeliveryOutcome, TOPIC } from '@app/contracts';
+import { BatchProducer, KafkaConnection, OutgoingRecord, TopicAdmin } from '@app/kafka';
+
+import {
+  eventually,
+  serviceEnv,
+  TEST_ADMIN_TOKEN,
+  TEST_SECRETS_KEY,
+  uniquePrefix,
+} from '../../helpers/services';
+import { createMigratedTestDatabase, TestDatabase } from '../../helpers/test-database';
+
+const ROOT = join(__dirname, '..', '..', '..');
+const DELIVERIES = 6_000;
+const PARTITIONS = 3;
+
+/**
+ * The ledger writer (the admin app, as its own process) killed with SIGKILL while it writes,
+ * then started again: every outcome is in the ledger, each delivery once with each of its
+ * attempts once, although records written before the kill are read again after it.
+ */
+describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
+  const buildDir = join(ROOT, '.local', 'test-build', randomUUID());
+  const prefix = uniquePrefix('ledger');
+  let database: TestDatabase;
+  let db: Client;
+  let connection: KafkaConnection;
+  let topics: TopicAdmin;
+  let producer: BatchProducer;
+  let child: ChildProcess | undefined;
+
+  function startChild(): ChildProcess {
+    return spawn(process.execPath, [join(buildDir, 'apps', 'admin', 'src', 'main.js')], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
+        DATABASE_URL: database.url,
+        KAFKA_TOPIC_PREFIX: prefix,
+        KAFKA_TOPIC_PARTITIONS: String(PARTITIONS),
+        HTTP_HOST: '127.0.0.1',
+        ADMIN_PORT: '0',
+        LOG_LEVEL: 'error',
+        ADMIN_TOKENS: TEST_ADMIN_TOKEN,
+        SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+
+  async function exited(proc: ChildProcess): Promise<void> {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise((resolve) => proc.once('exit', resolve));
+  }
+
+  async function count(sql: string): Promise<number> {
+    const { rows } = await db.query<{ n: number }>(sql);
+    return rows[0].n;
+  }
+
+  beforeAll(async () => {
+    mkdirSync(buildDir, { recursive: true });
+    execFileSync(
+      join(ROOT, 'node_modules', '.bin', 'swc'),
+      ['apps', 'libs', '--config-file', '.swcrc', '-d', buildDir, '--quiet'],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
+    database = await createMigratedTestDatabase();
+    db = new Client({ connectionString: database.url });
+    await db.connect();
+    connection = new KafkaConnection({
+      brokers: serviceEnv().kafkaBrokers,
+      clientId: 'e2e-ledger',
+      topicPrefix: prefix,
+    });
+    topics = new TopicAdmin(connection);
+    await topics.connect();
+    await topics.ensureTopics(
+      [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead].map((name) => ({
+        name,
+        partitions: PARTITIONS,
+        replicationFactor: -1,
+        retentionMs: 3_600_000,
+      })),
+    );
+    producer = new BatchProducer(connection);
+    await producer.connect();
+  });
+
+  afterAll(async () => {
+    if (child) {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+    await producer?.disconnect();
+    await topics?.disconnect();
+    await db?.end();
+    await database?.drop();
+    rmSync(buildDir, { recursive: true, force: true });
+  });
+
+  it('has every outcome once after the restart', async () => {
+    const now = Date.now();
+    const outcome = (id: string, attempts: number, result: DeliveryOutcome['result']) => ({
+      deliveryId: id,
+      messageId: `m-${id}`,
+      sourceId: 'src',
+      destinationId: 'dest',
+      type: 'track',
+      result,
+      attempts,
+      firstAttemptAt: new Date(now).toISOString(),
+      at: new Date(now + attempts * 1_000).toISOString(),
+    });
+    // Each delivery: a retrying outcome, then a delivered one, keyed alike (so in order).
+    const records: OutgoingRecord[] = [];
+    for (let i = 0; i < DELIVERIES; i += 1) {
+      const id = randomUUID();
+      for (const [attempts, result] of [
+        [1, 'retrying'],
+        [2, 'delivered'],
+      ] as const) {
+        records.push({
+          topic: TOPIC.deliveryOutcomes,
+          key: `dest:u-${i}`,
+          value: JSON.stringify(outcome(id, attempts, result)),
+        });
+      }
+    }
+    for (let i = 0; i < records.length; i += 1_000) {
+      await producer.send(records.slice(i, i + 1_000));
+    }
+    child = startChild();
+    await eventually(
+      async () =>
+        (await count(`SELECT count(*)::int AS n FROM delivery_ledger`)) > 500 || undefined,
+      60_000,
+    );
+    child.kill('SIGKILL');
+    await exited(child);
+    const beforeRestart = await count(`SELECT count(*)::int AS n FROM delivery_ledger`);
+    expect(beforeRestart).toBeLessThan(DELIVERIES);
+    child = startChild();
+    await eventually(
+      async () =>
+        (await count(
+          `SELECT count(*)::int AS n FROM delivery_ledger WHERE state = 'delivered'`,
+        )) === DELIVERIES || undefined,
+      90_000,
+    );
+    await expect(count(`SELECT count(*)::int AS n FROM delivery_ledger`)).resolves.toBe(DELIVERIES);
+    await expect(
+      count(
+        `SELECT count(*)::int AS n FROM delivery_ledger WHERE jsonb_array_length(history) <> 2`,
+      ),
+    ).resolves.toBe(0);
+  }, 180_000);
+});
