@@ -186,24 +186,19 @@ class AudienceBench {
     extra: { readonly [name: string]: string },
   ): Promise<Managed> {
     const port = await freePort();
-    const child = this.supervisor.spawn(
-      name,
-      process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', main],
-      {
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: settings.brokers,
-          DATABASE_URL: settings.databaseUrl,
-          KAFKA_TOPIC_PREFIX: this.prefix,
-          KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
-          [portVariable]: String(port),
-          HTTP_HOST: '127.0.0.1',
-          LOG_LEVEL: 'warn',
-          ...extra,
-        },
+    const child = this.supervisor.spawn(name, process.execPath, [main], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: settings.brokers,
+        DATABASE_URL: settings.databaseUrl,
+        KAFKA_TOPIC_PREFIX: this.prefix,
+        KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
+        [portVariable]: String(port),
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...extra,
       },
-    );
+    });
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, child, READY_TIMEOUT_MS);
     return child;
   }
@@ -224,25 +219,20 @@ class AudienceBench {
     await this.admin.connect();
     await createTopics(this.admin, [`${this.prefix}${RAW_TOPIC}`], settings.partitions);
     const port = await freePort();
-    const child = this.supervisor.spawn(
-      'admin',
-      process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', ADMIN_MAIN],
-      {
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: settings.brokers,
-          DATABASE_URL: settings.databaseUrl,
-          KAFKA_TOPIC_PREFIX: this.prefix,
-          KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
-          ADMIN_PORT: String(port),
-          HTTP_HOST: '127.0.0.1',
-          LOG_LEVEL: 'log',
-          ADMIN_TOKENS: this.token,
-          SECRETS_ENCRYPTION_KEY: this.secretsKey,
-        },
+    const child = this.supervisor.spawn('admin', process.execPath, [ADMIN_MAIN], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: settings.brokers,
+        DATABASE_URL: settings.databaseUrl,
+        KAFKA_TOPIC_PREFIX: this.prefix,
+        KAFKA_TOPIC_PARTITIONS: String(settings.partitions),
+        ADMIN_PORT: String(port),
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'log',
+        ADMIN_TOKENS: this.token,
+        SECRETS_ENCRYPTION_KEY: this.secretsKey,
       },
-    );
+    });
     this.adminPid = child.pid;
     this.child = child;
     // The admin app logs how a commit's time split (read and diff, publish, store).

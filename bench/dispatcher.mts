@@ -257,7 +257,7 @@ class DispatcherBench {
     return this.supervisor.spawn(
       `dispatcher (${part})`,
       process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', ...s.nodeArgs, DISPATCHER_MAIN],
+      [...s.nodeArgs, DISPATCHER_MAIN],
       {
         env: {
           ...process.env,

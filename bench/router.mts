@@ -198,25 +198,20 @@ class RouterBench {
   private async startRouter(): Promise<Managed> {
     const s = this.settings;
     const port = await freePort();
-    return this.supervisor.spawn(
-      'router',
-      process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', ...s.nodeArgs, ROUTER_MAIN],
-      {
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: s.brokers,
-          DATABASE_URL: s.databaseUrl,
-          KAFKA_TOPIC_PREFIX: this.stand.prefix,
-          KAFKA_TOPIC_PARTITIONS: String(s.partitions),
-          ROUTER_PORT: String(port),
-          ROUTER_PARTITIONS_CONCURRENTLY: String(s.partitionsConcurrently),
-          ROUTER_MAX_IN_FLIGHT: String(s.maxInFlight),
-          HTTP_HOST: '127.0.0.1',
-          LOG_LEVEL: 'warn',
-        },
+    return this.supervisor.spawn('router', process.execPath, [...s.nodeArgs, ROUTER_MAIN], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: s.brokers,
+        DATABASE_URL: s.databaseUrl,
+        KAFKA_TOPIC_PREFIX: this.stand.prefix,
+        KAFKA_TOPIC_PARTITIONS: String(s.partitions),
+        ROUTER_PORT: String(port),
+        ROUTER_PARTITIONS_CONCURRENTLY: String(s.partitionsConcurrently),
+        ROUTER_MAX_IN_FLIGHT: String(s.maxInFlight),
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
       },
-    );
+    });
   }
 
   private startBare(groupId: string): Managed {

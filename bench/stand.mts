@@ -121,7 +121,7 @@ export class Stand {
     const ingest = this.supervisor.spawn(
       'ingest',
       process.execPath,
-      ['--disable-warning=TimeoutNegativeWarning', ...(this.options.nodeArgs ?? []), INGEST_MAIN],
+      [...(this.options.nodeArgs ?? []), INGEST_MAIN],
       {
         env: {
           ...process.env,
