@@ -9,16 +9,12 @@ import { countAdminRequests } from './admin.metrics';
 import { adminGroupIds, AppModule } from './app.module';
 import { AdminConfig, loadAdminConfig } from './config';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
+import { serveDocsPage } from './docs-page';
 import { LedgerConsumer } from './ledger/ledger.consumer';
 import { adminValidationPipe } from './validation';
 
-/**
- * Where the admin API's OpenAPI document and its docs page (swagger-ui, from the installed
- * swagger-ui-dist) are served. Both without a token: they describe the API and hold no data;
- * the page's requests carry the token its reader enters under Authorize.
- */
+/** Where the admin API's OpenAPI document is served (no token needed, like its docs page). */
 export const OPENAPI_PATH = '/admin/v1/openapi.json';
-export const DOCS_PATH = '/admin/docs';
 
 /** Partitions of the outcomes topic handled at once, and outcomes in flight per partition. */
 const OUTCOME_PARTITIONS_CONCURRENTLY = 2;
@@ -111,12 +107,9 @@ function serveOpenApi(app: NestFastifyApplication): void {
       .addBearerAuth()
       .build(),
   );
-  // With Fastify, swagger-ui's files are served through @fastify/static.
-  SwaggerModule.setup(DOCS_PATH, app, document, {
-    jsonDocumentUrl: OPENAPI_PATH,
-    raw: ['json'],
-    customSiteTitle: 'Sluice admin API',
-  });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.get(OPENAPI_PATH, (_request, reply) => reply.send(document));
+  serveDocsPage(fastify, OPENAPI_PATH);
 }
 
 if (require.main === module) runMain(loadAdminConfig, (config) => startAdmin(config));

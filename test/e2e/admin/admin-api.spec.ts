@@ -295,3 +295,23 @@ it('serves its OpenAPI document', async () => {
   );
   expect(doc.body.components.schemas.WebhookDto.properties.url).toBeDefined();
 });
+
+it('serves its docs page and swagger-ui from its own origin, without a token', async () => {
+  const page = await fetch(`${h.url}/admin/docs`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+  const html = await page.text();
+  const scripts = [...html.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
+  expect(scripts).toEqual(['/admin/docs/swagger-ui-bundle.js', '/admin/docs/swagger-ui-init.js']);
+  expect(html).toContain('href="/admin/docs/swagger-ui.css"');
+
+  const bundle = await fetch(`${h.url}${scripts[0]}`);
+  expect(bundle.status).toBe(200);
+  expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  expect(await bundle.text()).toContain('SwaggerUIBundle');
+  const init = await (await fetch(`${h.url}${scripts[1]}`)).text();
+  expect(init).toContain('"/admin/v1/openapi.json"');
+  const css = await fetch(`${h.url}/admin/docs/swagger-ui.css`);
+  expect([css.status, css.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
+});
