@@ -34,10 +34,10 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 /**
  * Serves the docs page of the OpenAPI document at `documentPath`, without a token like the
  * document: the page holds no data, and the requests it makes carry the token its reader
- * enters under Authorize. swagger-ui's files come from the swagger-ui-dist that
- * @nestjs/swagger installs (no CDN), read once at start; they are served here because
- * Nest's `SwaggerModule.setup` needs @fastify/static with Fastify, a dependency tree of its
- * own for three files.
+ * enters under Authorize. swagger-ui's files come from swagger-ui-dist (no CDN; pinned in
+ * package.json to the version @nestjs/swagger uses, so one copy is installed), read once at
+ * start; they are served here because Nest's `SwaggerModule.setup` needs @fastify/static
+ * with Fastify, a dependency tree of its own for three files.
  */
 export function serveDocsPage(fastify: FastifyInstance, documentPath: string): void {
   const page = docsHtml();
