@@ -69,4 +69,20 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The operator console's browser module: plain JS served as written, no type information.
+    files: ['apps/admin/src/console/static/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['apps/admin/src/console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'window', 'location', 'history', 'sessionStorage', 'fetch']
+          .concat(['URLSearchParams', 'Node', 'setTimeout', 'clearTimeout'])
+          .map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

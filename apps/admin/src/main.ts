@@ -8,6 +8,7 @@ import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
 import { countAdminRequests } from './admin.metrics';
 import { adminGroupIds, AppModule } from './app.module';
 import { AdminConfig, loadAdminConfig } from './config';
+import { serveConsole } from './console/console.routes';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { serveDocsPage } from './docs-page';
 import { LedgerConsumer } from './ledger/ledger.consumer';
@@ -60,6 +61,7 @@ export async function startAdmin(
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
   serveOpenApi(app);
+  serveConsole(app.getHttpAdapter().getInstance());
   await listen(app, config);
   return app;
 }
