@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 NAME="${1:-}"
-[[ "$NAME" == ingest || "$NAME" == router || "$NAME" == clients || "$NAME" == audience || "$NAME" == dispatcher ]] || { echo "usage: $0 ingest|router|clients|audience|dispatcher" >&2; exit 2; }
+[[ "$NAME" == ingest || "$NAME" == router || "$NAME" == clients || "$NAME" == audience || "$NAME" == dispatcher || "$NAME" == ledger ]] || { echo "usage: $0 ingest|router|clients|audience|dispatcher|ledger" >&2; exit 2; }
 
 if [[ -z "${KAFKA_BROKERS:-}" || -z "${DATABASE_URL:-}" ]]; then
   exec bash docker/local/services.sh run bash "${BASH_SOURCE[0]}" "$NAME"
