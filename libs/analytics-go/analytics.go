@@ -5,9 +5,15 @@
 // and it is deprecated: new programs should expect its successor.
 //
 //	client := analytics.New(writeKey)
-//	client.Endpoint = "https://ingest.example.com"
+//	client.Endpoint = "https://ingest.example.com" // required: there is no default
 //	defer client.Close()
 //	err := client.Track(&analytics.Track{UserId: "u-1", Event: "Signed Up"})
+//
+// Endpoint has no default and is read from no environment variable: a client whose Endpoint
+// is empty (or not an absolute http(s) URL) refuses its first call and every later one with
+// an error that wraps ErrInvalidEndpoint and names the field, and logs that error once, so
+// a program that forgot to set it finds out at its first call rather than losing calls to
+// an address it never meant.
 //
 // A method call checks the message's required fields, encodes it and queues it; it makes no
 // HTTP request. A background goroutine sends the queue as a POST to /v1/batch when FlushAt
@@ -35,8 +41,6 @@ const (
 
 // Defaults of the Client's settings.
 const (
-	// DefaultEndpoint is the ingest address of Sluice's local quick start.
-	DefaultEndpoint = "http://127.0.0.1:8080"
 	// DefaultFlushAt is how many queued calls make a batch.
 	DefaultFlushAt = 20
 	// DefaultFlushAfter is the longest a queued call waits for a batch to fill up.
@@ -73,8 +77,9 @@ type Logger interface {
 // the program exits, or the calls still queued are lost. Its methods are safe for
 // concurrent use.
 type Client struct {
-	// Endpoint is the base URL of the tracking API. "/v1/batch" is appended to its path
-	// unless the path already ends in "/v1/batch" or "/v1/import".
+	// Endpoint is the base URL of the tracking API, for example "https://ingest.example.com";
+	// required, there is no default. "/v1/batch" is appended to its path unless the path
+	// already ends in "/v1/batch" or "/v1/import".
 	Endpoint string
 	// FlushAt is how many queued calls are sent together; 1 sends each call at once (for
 	// development and short-lived programs).
@@ -144,12 +149,13 @@ type queued struct {
 }
 
 // New returns a client that sends calls with writeKey (the source's write key, sent as the
-// HTTP Basic user name). Nothing starts until the first call is queued.
+// HTTP Basic user name). Set its Endpoint before the first call: it has no default, and
+// until it is set every call is refused with an error wrapping ErrInvalidEndpoint. Nothing
+// starts until the first call is queued.
 //
 // Deprecated: the version 2 API is kept for compatibility.
 func New(writeKey string) *Client {
 	return &Client{
-		Endpoint:              DefaultEndpoint,
 		FlushAt:               DefaultFlushAt,
 		Size:                  DefaultFlushAt,
 		FlushAfter:            DefaultFlushAfter,
@@ -244,6 +250,12 @@ func (c *Client) start() {
 	s, err := c.settings()
 	if err != nil {
 		c.startErr = err
+		// Logged as well as returned: a program that ignores the methods' errors still sees it.
+		logger := c.Logger
+		if logger == nil {
+			logger = log.New(os.Stderr, "analytics: ", log.LstdFlags)
+		}
+		logger.Printf("%v", err)
 		return
 	}
 	c.cfg = s
@@ -319,6 +331,10 @@ func resolveFlushAt(flushAt, size int) int {
 // batchURL is the URL requests are POSTed to: the endpoint with "/v1/batch" appended unless
 // its path already ends in "/v1/batch" or "/v1/import".
 func batchURL(endpoint string) (string, error) {
+	if endpoint == "" {
+		return "", fmt.Errorf("%w: Endpoint is not set; set it to the tracking API's base URL "+
+			"(for example \"https://ingest.example.com\") before the first call", ErrInvalidEndpoint)
+	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("%w: %q is not an absolute http(s) URL", ErrInvalidEndpoint, endpoint)

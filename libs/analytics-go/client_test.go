@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -102,6 +104,38 @@ func TestEndpoint(t *testing.T) {
 	c.Endpoint = "not a url"
 	if err := c.Track(track(0)); !errors.Is(err, ErrInvalidEndpoint) {
 		t.Errorf("Track with a bad endpoint: %v", err)
+	}
+}
+
+// An Endpoint left unset is refused at the first call and every later one, named in the
+// error and logged once (for programs that ignore the methods' errors); nothing is sent.
+func TestEndpointRequired(t *testing.T) {
+	t.Setenv("SLUICE_ENDPOINT", "http://127.0.0.1:8080") // read from nowhere but the field
+	c := New("k")
+	if c.Endpoint != "" {
+		t.Fatalf("New set Endpoint to %q, want no default", c.Endpoint)
+	}
+	logs := &syncBuffer{}
+	c.Logger = log.New(logs, "", 0)
+	var sent atomic.Int64
+	c.Client = &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return nil, errors.New("no request should be made")
+	})}
+	for i := 0; i < 3; i++ {
+		err := c.Track(track(i))
+		if !errors.Is(err, ErrInvalidEndpoint) || !strings.Contains(err.Error(), "Endpoint is not set") {
+			t.Fatalf("call %d: err = %v, want ErrInvalidEndpoint naming Endpoint", i, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(logs.String(), "Endpoint is not set"); got != 1 {
+		t.Errorf("the error was logged %d times, want once: %q", got, logs.String())
+	}
+	if sent.Load() != 0 {
+		t.Errorf("%d requests sent without an endpoint", sent.Load())
 	}
 }
 
@@ -594,3 +628,8 @@ func equal(a, b []int) bool {
 	}
 	return true
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

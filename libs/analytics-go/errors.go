@@ -16,7 +16,7 @@ var (
 	ErrQueueFull = errors.New("analytics: queue full")
 	// ErrClosed: Close was called; the call was not queued.
 	ErrClosed = errors.New("analytics: client closed")
-	// ErrInvalidEndpoint: Endpoint is not an absolute http(s) URL.
+	// ErrInvalidEndpoint: Endpoint is empty (it has no default) or not an absolute http(s) URL.
 	ErrInvalidEndpoint = errors.New("analytics: invalid endpoint")
 )
 

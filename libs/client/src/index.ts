@@ -16,6 +16,5 @@ export { AnalyticsError } from './errors';
 export type { AnalyticsErrorCode, AnalyticsErrorDetails } from './errors';
 export { LIBRARY } from './library';
 export { MAX_CALL_BYTES, MAX_REQUEST_BYTES } from './limits';
-export { DEFAULT_ENDPOINT } from './options';
 export type { AnalyticsOptions } from './options';
 export type { Transport, TransportRequest, TransportResponse } from './transport';

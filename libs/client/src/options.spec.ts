@@ -16,8 +16,17 @@ describe(batchUrl.name, () => {
     expect(batchUrl(endpoint)).toBe(url);
   });
 
-  it.each(['127.0.0.1:8080', 'ftp://h', ''])('refuses %j', (endpoint) => {
+  it.each(['127.0.0.1:8080', 'ftp://h'])('refuses %j', (endpoint) => {
     expect(() => batchUrl(endpoint)).toThrow(AnalyticsError);
+  });
+
+  it.each([undefined, ''])('requires an endpoint, with no default (%j)', (endpoint) => {
+    expect(() => batchUrl(endpoint as never)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_options',
+        message: expect.stringMatching(/^endpoint is required/),
+      }),
+    );
   });
 });
 
@@ -40,8 +49,10 @@ describe(debugNamesAnalytics.name, () => {
 });
 
 describe(resolveOptions.name, () => {
+  const valid = { writeKey: 'wk', endpoint: 'http://127.0.0.1:8080' };
+
   it('applies the defaults', () => {
-    const settings = resolveOptions({ writeKey: 'wk' });
+    const settings = resolveOptions({ writeKey: 'wk', endpoint: 'http://127.0.0.1:8080' });
     expect(settings).toMatchObject({
       url: 'http://127.0.0.1:8080/v1/batch',
       authorization: `Basic ${Buffer.from('wk:').toString('base64')}`,
@@ -54,18 +65,23 @@ describe(resolveOptions.name, () => {
   });
 
   it('turns debug logging on from DEBUG unless told otherwise', () => {
-    expect(resolveOptions({ writeKey: 'wk' }, 'analytics').debug).toBe(true);
-    expect(resolveOptions({ writeKey: 'wk', debug: false }, 'analytics').debug).toBe(false);
+    const endpoint = 'http://127.0.0.1:8080';
+    expect(resolveOptions({ writeKey: 'wk', endpoint }, 'analytics').debug).toBe(true);
+    expect(resolveOptions({ writeKey: 'wk', endpoint, debug: false }, 'analytics').debug).toBe(
+      false,
+    );
   });
 
   it.each<[Record<string, unknown>, string]>([
     [{}, 'writeKey must be a non-empty string'],
     [{ writeKey: '' }, 'writeKey must be a non-empty string'],
-    [{ writeKey: 'wk', flushAt: 0 }, 'flushAt must be a whole number >= 1'],
-    [{ writeKey: 'wk', flushAt: 1.5 }, 'flushAt must be a whole number >= 1'],
-    [{ writeKey: 'wk', flushAfterMs: '5' }, 'flushAfterMs must be a whole number >= 1'],
-    [{ writeKey: 'wk', maxRetries: -1 }, 'maxRetries must be a whole number >= 0'],
-    [{ writeKey: 'wk', flushAt: 11, maxQueuedCalls: 10 }, 'flushAt must be at most maxQueuedCalls'],
+    [{ writeKey: 'wk' }, 'endpoint is required'],
+    [{ writeKey: 'wk', endpoint: '' }, 'endpoint is required'],
+    [{ ...valid, flushAt: 0 }, 'flushAt must be a whole number >= 1'],
+    [{ ...valid, flushAt: 1.5 }, 'flushAt must be a whole number >= 1'],
+    [{ ...valid, flushAfterMs: '5' }, 'flushAfterMs must be a whole number >= 1'],
+    [{ ...valid, maxRetries: -1 }, 'maxRetries must be a whole number >= 0'],
+    [{ ...valid, flushAt: 11, maxQueuedCalls: 10 }, 'flushAt must be at most maxQueuedCalls'],
   ])('refuses %j', (options, message) => {
     expect(() => resolveOptions(options as never)).toThrow(message);
   });

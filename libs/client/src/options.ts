@@ -3,18 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { AnalyticsError } from './errors';
 import { fetchTransport, Transport } from './transport';
 
-/** The local quick start's ingest. */
-export const DEFAULT_ENDPOINT = 'http://127.0.0.1:8080';
-
-/** Options of `new Analytics(...)`; only `writeKey` is required. */
+/** Options of `new Analytics(...)`; `writeKey` and `endpoint` are required. */
 export interface AnalyticsOptions {
   /** The source's write key, sent as the HTTP Basic user name. */
   readonly writeKey: string;
   /**
-   * Base URL of the tracking API (default `http://127.0.0.1:8080`). `/v1/batch` is appended
-   * unless the path already ends in `/v1/batch` or `/v1/import`.
+   * Base URL of the tracking API, for example `https://ingest.example.com`; required, with no
+   * default, so a forgotten one fails at construction rather than losing calls to an address
+   * never meant. `/v1/batch` is appended unless the path already ends in `/v1/batch` or
+   * `/v1/import`.
    */
-  readonly endpoint?: string;
+  readonly endpoint: string;
   /** Send once this many calls are queued (default 20; 1 sends every call on its own). */
   readonly flushAt?: number;
   /** Send what is queued at most this long after a call was queued (default 5,000 ms). */
@@ -99,7 +98,7 @@ export function resolveOptions(options: AnalyticsOptions, debugVariable?: string
   };
   const log = options.log ?? writeStderr;
   const settings: Settings = {
-    url: batchUrl(options.endpoint ?? DEFAULT_ENDPOINT),
+    url: batchUrl(options.endpoint),
     authorization: `Basic ${Buffer.from(`${options.writeKey}:`).toString('base64')}`,
     flushAt: whole('flushAt', 20, 1),
     flushAfterMs: whole('flushAfterMs', 5_000, 1),
@@ -129,6 +128,12 @@ export function resolveOptions(options: AnalyticsOptions, debugVariable?: string
  * ends in `/v1/batch` or `/v1/import` (trailing slashes ignored; a query string is kept).
  */
 export function batchUrl(endpoint: string): string {
+  if (endpoint === undefined || endpoint === null || endpoint === '') {
+    throw new AnalyticsError(
+      'invalid_options',
+      "endpoint is required: the tracking API's base URL, for example https://ingest.example.com",
+    );
+  }
   let url: URL;
   try {
     url = new URL(endpoint);

@@ -27,7 +27,7 @@ func (c *counter) Success(analytics.Message)        { c.succeeded.Add(1) }
 func (c *counter) Failure(analytics.Message, error) { c.failed.Add(1) }
 
 func main() {
-	endpoint := flag.String("endpoint", analytics.DefaultEndpoint, "base URL of the tracking API")
+	endpoint := flag.String("endpoint", "", "base URL of the tracking API (required)")
 	writeKey := flag.String("writekey", "", "the source's write key")
 	n := flag.Int("n", 10_000, "track calls to send")
 	flushAt := flag.Int("flushat", analytics.DefaultFlushAt, "calls per request")

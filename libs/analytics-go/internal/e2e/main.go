@@ -40,7 +40,7 @@ func (o *outcomes) Failure(_ analytics.Message, err error) {
 }
 
 func main() {
-	endpoint := flag.String("endpoint", analytics.DefaultEndpoint, "base URL of the tracking API")
+	endpoint := flag.String("endpoint", "", "base URL of the tracking API (required)")
 	writeKey := flag.String("writekey", "", "the source's write key")
 	run := flag.String("run", "run", "a tag for this run's user ids")
 	rounds := flag.Int("n", 50, "rounds of one call of each type")
