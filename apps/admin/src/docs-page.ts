@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 
 import type { FastifyInstance } from 'fastify';
 
+import { CONSOLE_CSP } from './console/console.routes';
+
 /** Where the admin API's docs page (swagger-ui) is served. */
 export const DOCS_PATH = '/admin/docs';
 
@@ -10,18 +12,10 @@ const CSS = 'text/css; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 
 /**
- * Only the admin app's own origin, no inline script, no framing. swagger-ui sets inline
- * styles and draws its icons from data: URLs.
+ * The console's policy (the admin app's own origin, no inline script, no framing), but
+ * swagger-ui sets inline styles and draws its icons from data: URLs.
  */
-const DOCS_CSP = [
-  "default-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ');
+const DOCS_CSP = `${CONSOLE_CSP}; style-src 'self' 'unsafe-inline'; img-src 'self' data:`;
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': DOCS_CSP,
