@@ -9,7 +9,9 @@ export function notFound(
     | 'deletion_request'
     | 'audience'
     | 'computed_trait'
-    | 'sync',
+    | 'sync'
+    | 'delivery'
+    | 'replay',
   detail = '',
 ): NotFoundException {
   return new NotFoundException({

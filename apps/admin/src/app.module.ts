@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 
 import { TOPIC } from '@app/contracts';
-import { ConsumerLagModule } from '@app/kafka';
+import { ConsumerLagModule, KafkaConnection, RecordReader } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
@@ -17,6 +17,16 @@ import { DeletionsController } from './deletions/deletions.controller';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { ReceiptsService } from './deletions/receipts.service';
+import { DeliveriesController } from './deliveries/deliveries.controller';
+import { DeliveriesService } from './deliveries/deliveries.service';
+import {
+  REPLAY_JOBS_OPTIONS,
+  REPLAY_PAGE_ROWS,
+  ReplayJobsService,
+} from './deliveries/replay-jobs.service';
+import { ReplayService } from './deliveries/replay.service';
+import { Replayer } from './deliveries/replayer';
+import { ReplaysController } from './deliveries/replays.controller';
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
 import {
@@ -65,6 +75,8 @@ export class AppModule {
         DeletionsController,
         AudiencesController,
         ComputedTraitsController,
+        DeliveriesController,
+        ReplaysController,
       ],
       providers: [
         OutcomesConsumer,
@@ -76,6 +88,22 @@ export class AppModule {
         },
         SourcesService,
         DestinationsService,
+        DeliveriesService,
+        ReplayService,
+        ReplayJobsService,
+        Replayer,
+        {
+          provide: REPLAY_JOBS_OPTIONS,
+          useValue: {
+            maxRangeMs: config.admin.ledgerRetentionDays * 86_400_000,
+            pageRows: REPLAY_PAGE_ROWS,
+          },
+        },
+        {
+          provide: RecordReader,
+          useFactory: (connection: KafkaConnection) => new RecordReader(connection),
+          inject: [KafkaConnection],
+        },
         DeletionsService,
         ReceiptsService,
         Housekeeping,

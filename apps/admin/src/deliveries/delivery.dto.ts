@@ -1,0 +1,139 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
+
+import type { DeliveryState } from '@app/contracts';
+
+/** The outcomes a delivery can be in. */
+export const OUTCOMES: readonly DeliveryState[] = ['delivered', 'retrying', 'dead', 'discarded'];
+
+/** Most deliveries in one page, and the default. */
+export const MAX_PAGE_ITEMS = 200;
+export const DEFAULT_PAGE_ITEMS = 50;
+
+/**
+ * An ISO 8601 day, or a time with its zone (`Z` or an offset): a time without a zone would
+ * depend on the server's.
+ */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/;
+const ISO_TIME_MESSAGE = 'must be an ISO 8601 time with a zone (2026-11-25T10:00:00Z) or a day';
+
+function IsIsoTime(): PropertyDecorator {
+  return (target, key) => {
+    IsISO8601({ strict: true }, { message: `${String(key)} ${ISO_TIME_MESSAGE}` })(target, key);
+    Matches(ISO_TIME, { message: `${String(key)} ${ISO_TIME_MESSAGE}` })(target, key);
+  };
+}
+
+/** Query of `GET /admin/v1/deliveries`. */
+export class DeliveriesQueryDto {
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  sourceId?: string;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  destinationId?: string;
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  messageId?: string;
+
+  @ApiPropertyOptional({ enum: OUTCOMES })
+  @IsOptional()
+  @IsIn(OUTCOMES)
+  outcome?: DeliveryState;
+
+  @ApiPropertyOptional({ maxLength: 200, example: 'http_4xx' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  reason?: string;
+
+  @ApiPropertyOptional({
+    example: '2026-11-25T00:00:00Z',
+    description: 'First attempts at or after this time',
+  })
+  @IsOptional()
+  @IsIsoTime()
+  from?: string;
+
+  @ApiPropertyOptional({
+    example: '2026-11-26T00:00:00Z',
+    description: 'First attempts before this time (exclusive)',
+  })
+  @IsOptional()
+  @IsIsoTime()
+  to?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_ITEMS, default: DEFAULT_PAGE_ITEMS })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_ITEMS)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: "A previous answer's `nextCursor`", maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  cursor?: string;
+}
+
+/** Path of `/admin/v1/deliveries/:id`. */
+export class DeliveryIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  id!: string;
+}
+
+/** Query of `GET /admin/v1/deliveries/stats`. */
+export class DeliveryStatsQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 60, default: 5 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  minutes?: number;
+}
+
+/** Body of `POST /admin/v1/sources/:sourceId/destination/replay`. */
+export class ReplayRangeDto {
+  @ApiProperty({ example: '2026-11-25T00:00:00Z', description: 'First attempts at or after' })
+  @IsIsoTime()
+  from!: string;
+
+  @ApiProperty({ example: '2026-11-26T00:00:00Z', description: 'First attempts before' })
+  @IsIsoTime()
+  to!: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: 'Only dead letters with this reason' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  reason?: string;
+}
+
+/** Path of `/admin/v1/replays/:id`. */
+export class ReplayIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  id!: string;
+}

@@ -1,0 +1,41 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+
+import { ReplayIdParams, ReplayRangeDto } from './delivery.dto';
+import { ReplayJobsService } from './replay-jobs.service';
+
+/** Bulk replays of a destination's dead deliveries, and their progress. */
+@ApiTags('replays')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1')
+export class ReplaysController {
+  constructor(private readonly jobs: ReplayJobsService) {}
+
+  @Post('sources/:sourceId/destination/replay')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: "Replay the destination's dead deliveries of a time range",
+    description:
+      'Starts a job that replays, in the background, every delivery of the destination that ' +
+      "was dead when the job began, first attempted in `[from, to)` (at most the ledger's " +
+      'retention), with `reason` when given; each one as a single replay would. Answers the ' +
+      'job: poll `GET /admin/v1/replays/{id}` for `replayed` and `failed` (dead letters no ' +
+      'longer on their topic) against `total`. 404 `source_not_found` / ' +
+      '`destination_not_found`; 409 `destination_disabled`.',
+  })
+  start(@Param('sourceId') sourceId: string, @Body() dto: ReplayRangeDto) {
+    return this.jobs.start(sourceId, dto);
+  }
+
+  @Get('replays/:id')
+  @ApiOperation({
+    summary: 'A bulk replay and its progress',
+    description: '404 `replay_not_found`.',
+  })
+  get(@Param() params: ReplayIdParams) {
+    return this.jobs.get(params.id);
+  }
+}
