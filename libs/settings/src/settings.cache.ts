@@ -192,6 +192,16 @@ export class SettingsCache {
     return this.snapshot.sourcesByWriteKey.get(writeKey);
   }
 
+  /**
+   * Whether a browser page of `origin` may use some enabled source's write key: what a CORS
+   * preflight, which names no source, can know. Each request is checked against its own
+   * source's list too.
+   */
+  originAllowedBySomeSource(origin: string): boolean {
+    const allowed = this.snapshot.corsOrigins;
+    return allowed === 'any' || allowed.has(origin);
+  }
+
   /** The source with this id, enabled or not. */
   source(id: string): SourceSettings | undefined {
     return this.snapshot.sources.get(id);

@@ -13,7 +13,7 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
   return dataSource.transaction('REPEATABLE READ', async (manager) => {
     await manager.query('SET TRANSACTION READ ONLY');
     const sources = await manager.find(SourceEntity, {
-      select: { id: true, name: true, writeKey: true, enabled: true },
+      select: { id: true, name: true, writeKey: true, enabled: true, allowedOrigins: true },
     });
     const destinations = await manager.find(DestinationEntity, {
       select: {

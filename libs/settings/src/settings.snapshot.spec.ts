@@ -4,7 +4,7 @@ const WRITE_KEY = 'wk_0123456789abcdef0123456789abcdef';
 
 function rows(): SettingsRows {
   return {
-    sources: [{ id: 's1', name: 'Shop', writeKey: WRITE_KEY, enabled: true }],
+    sources: [{ id: 's1', name: 'Shop', writeKey: WRITE_KEY, enabled: true, allowedOrigins: [] }],
     destinations: [
       {
         id: 'd1',
@@ -26,7 +26,49 @@ describe(buildSnapshot.name, () => {
   it('indexes sources by id and by write key without exposing the key', () => {
     const snapshot = buildSnapshot(rows());
     expect(snapshot.sourcesByWriteKey.get(WRITE_KEY)).toBe(snapshot.sources.get('s1'));
-    expect(snapshot.sources.get('s1')).toEqual({ id: 's1', name: 'Shop', enabled: true });
+    expect(snapshot.sources.get('s1')).toEqual({
+      id: 's1',
+      name: 'Shop',
+      enabled: true,
+      allowedOrigins: [],
+    });
+  });
+
+  it.each([
+    ['no source', [], []],
+    ['a source allowing every origin', [{ origins: [] }], 'any'],
+    [
+      'the union of the lists',
+      [{ origins: ['https://a.test'] }, { origins: ['https://b.test', 'https://a.test'] }],
+      ['https://a.test', 'https://b.test'],
+    ],
+    [
+      'a disabled source left out',
+      [{ origins: ['https://a.test'] }, { origins: [], disabled: true }],
+      ['https://a.test'],
+    ],
+  ])('lists the origins CORS preflights may allow: %s', (_what, list, expected) => {
+    const sources = (list as { origins: string[]; disabled?: boolean }[]).map((s, i) => ({
+      id: `s${i}`,
+      name: 'Shop',
+      writeKey: `${WRITE_KEY}${i}`,
+      enabled: !s.disabled,
+      allowedOrigins: s.origins,
+    }));
+    const { corsOrigins } = buildSnapshot({ sources, destinations: [], webhooks: [] });
+    expect(corsOrigins === 'any' ? 'any' : [...corsOrigins].sort()).toEqual(expected);
+  });
+
+  it("freezes and copies a source's allowed origins", () => {
+    const input = rows();
+    const origins = ['https://shop.test'];
+    const snapshot = buildSnapshot({
+      ...input,
+      sources: [{ ...input.sources[0], allowedOrigins: origins }],
+    });
+    origins.push('https://evil.test');
+    expect(snapshot.sources.get('s1')?.allowedOrigins).toEqual(['https://shop.test']);
+    expect(Object.isFrozen(snapshot.sources.get('s1')?.allowedOrigins)).toBe(true);
   });
 
   it('attaches webhooks to their destination ordered by position', () => {

@@ -10,6 +10,8 @@ export interface SourceSettings {
   readonly name: string;
   /** A disabled source's calls are refused at ingest. */
   readonly enabled: boolean;
+  /** Browser origins allowed to use the write key; empty allows every origin. */
+  readonly allowedOrigins: readonly string[];
 }
 
 /** One webhook of a destination as readers see it. */
@@ -48,7 +50,10 @@ export interface DestinationSettings {
 /** The columns the cache loads, one array per table. */
 export interface SettingsRows {
   /** Every source. */
-  readonly sources: readonly Pick<SourceEntity, 'id' | 'name' | 'writeKey' | 'enabled'>[];
+  readonly sources: readonly Pick<
+    SourceEntity,
+    'id' | 'name' | 'writeKey' | 'enabled' | 'allowedOrigins'
+  >[];
   /** Every destination. */
   readonly destinations: readonly Pick<
     DestinationEntity,
@@ -71,6 +76,11 @@ export interface SettingsSnapshot {
   readonly destinations: ReadonlyMap<string, DestinationSettings>;
   /** Destinations by source id (at most one per source). */
   readonly destinationsBySource: ReadonlyMap<string, DestinationSettings>;
+  /**
+   * The origins some enabled source allows, for CORS preflights, which name no source:
+   * `any` when an enabled source allows every origin.
+   */
+  readonly corsOrigins: 'any' | ReadonlySet<string>;
 }
 
 /** The snapshot of an empty database, served before the first load. */
@@ -85,7 +95,12 @@ export function buildSnapshot(rows: SettingsRows): SettingsSnapshot {
   const sources = new Map<string, SourceSettings>();
   const sourcesByWriteKey = new Map<string, SourceSettings>();
   for (const row of rows.sources) {
-    const source = Object.freeze({ id: row.id, name: row.name, enabled: row.enabled });
+    const source: SourceSettings = Object.freeze({
+      id: row.id,
+      name: row.name,
+      enabled: row.enabled,
+      allowedOrigins: Object.freeze([...row.allowedOrigins]),
+    });
     sources.set(source.id, source);
     sourcesByWriteKey.set(row.writeKey, source);
   }
@@ -97,7 +112,24 @@ export function buildSnapshot(rows: SettingsRows): SettingsSnapshot {
     destinations.set(destination.id, destination);
     destinationsBySource.set(destination.sourceId, destination);
   }
-  return Object.freeze({ sources, sourcesByWriteKey, destinations, destinationsBySource });
+  return Object.freeze({
+    sources,
+    sourcesByWriteKey,
+    destinations,
+    destinationsBySource,
+    corsOrigins: corsOrigins(sources.values()),
+  });
+}
+
+/** Every origin some enabled source allows, or `any` when one of them allows all. */
+function corsOrigins(sources: Iterable<SourceSettings>): 'any' | ReadonlySet<string> {
+  const origins = new Set<string>();
+  for (const source of sources) {
+    if (!source.enabled) continue;
+    if (source.allowedOrigins.length === 0) return 'any';
+    for (const origin of source.allowedOrigins) origins.add(origin);
+  }
+  return origins;
 }
 
 /** Groups webhooks by destination id, each group sorted by position and frozen. */

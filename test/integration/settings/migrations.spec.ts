@@ -38,6 +38,7 @@ const EXPECTED_CONSTRAINTS = [
   'destination_source_id_unique',
   'replay_job_pkey',
   'replay_job_status_check',
+  'source_allowed_origins_count_check',
   'source_name_not_empty_check',
   'source_pkey',
   'source_usage_calls_check',
@@ -109,6 +110,7 @@ describe('settings migrations', () => {
       'CreateSourceUsage1763769600002',
       'CreateDeletionsAndAudiences1763769600100',
       'CreateDeliveryLedger1763769600200',
+      'AddSourceAllowedOrigins1763769600300',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -147,6 +149,20 @@ describe('settings migrations', () => {
     );
   });
 
+  it('gives a source an empty origin allow-list by default, and at most 50 origins', async () => {
+    const key = 'k'.repeat(40);
+    const [row]: { origins: string[] }[] = await dataSource.query(
+      `INSERT INTO source (name, write_key) VALUES ('web', $1) RETURNING allowed_origins AS origins`,
+      [key],
+    );
+    expect(row.origins).toEqual([]);
+    const many = Array.from({ length: 51 }, (_, i) => `https://s${i}.example.com`);
+    await expect(
+      dataSource.query('UPDATE source SET allowed_origins = $1 WHERE write_key = $2', [many, key]),
+    ).rejects.toThrow(/source_allowed_origins_count_check/);
+    await dataSource.query('DELETE FROM source WHERE write_key = $1', [key]);
+  });
+
   it('matches the entities: TypeORM sees nothing to synchronize', async () => {
     const pending = await dataSource.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((query) => query.query)).toEqual([]);
@@ -158,6 +174,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddSourceAllowedOrigins1763769600300',
       'CreateDeliveryLedger1763769600200',
       'CreateDeletionsAndAudiences1763769600100',
       'CreateSourceUsage1763769600002',
@@ -169,7 +186,7 @@ describe('settings migrations', () => {
   });
 
   it('migrates up again after a full revert', async () => {
-    await expect(runMigrations(dataSource)).resolves.toHaveLength(5);
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(6);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
   });
 

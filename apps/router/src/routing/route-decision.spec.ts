@@ -9,6 +9,7 @@ const source = (overrides: Partial<SourceSettings> = {}): SourceSettings => ({
   id: SOURCE_ID,
   name: 'web',
   enabled: true,
+  allowedOrigins: [],
   ...overrides,
 });
 

@@ -25,7 +25,12 @@ class FakeProducer implements DeliveryProducer {
 
 /** Mutable settings of one source and its destination. */
 class FakeSettings implements RoutingSettings {
-  sourceSettings: SourceSettings = { id: SOURCE_ID, name: 'web', enabled: true };
+  sourceSettings: SourceSettings = {
+    id: SOURCE_ID,
+    name: 'web',
+    enabled: true,
+    allowedOrigins: [],
+  };
   destinationSettings: DestinationSettings = {
     id: DESTINATION_ID,
     sourceId: SOURCE_ID,

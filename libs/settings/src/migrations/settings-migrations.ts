@@ -5,6 +5,7 @@ import { NotifySettingsChanges1763769600001 } from './1763769600001-notify-setti
 import { CreateSourceUsage1763769600002 } from './1763769600002-create-source-usage.migration';
 import { CreateDeletionsAndAudiences1763769600100 } from './1763769600100-create-deletions-and-audiences.migration';
 import { CreateDeliveryLedger1763769600200 } from './1763769600200-create-delivery-ledger.migration';
+import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source-allowed-origins.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -19,4 +20,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   CreateSourceUsage1763769600002,
   CreateDeletionsAndAudiences1763769600100,
   CreateDeliveryLedger1763769600200,
+  AddSourceAllowedOrigins1763769600300,
 ];
