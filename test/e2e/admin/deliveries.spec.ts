@@ -89,6 +89,7 @@ describe('GET /admin/v1/deliveries', () => {
 
   it.each([
     ['sourceId', () => `sourceId=${S1}`, () => [f, c, b, a]],
+    ['sourceId in capitals', () => `sourceId=${S1.toUpperCase()}`, () => [f, c, b, a]],
     ['destinationId', () => `destinationId=${D2}`, () => [e2, e, d]],
     ['messageId', () => `messageId=${shared}`, () => [f, e2]],
     ['outcome', () => 'outcome=dead', () => [e, b]],
@@ -285,4 +286,37 @@ describe('GET /admin/v1/deliveries/stats', () => {
     const fifteen = await h.call('GET', '/admin/v1/deliveries/stats?minutes=15');
     expect(fifteen.body.counts).toEqual({ delivered: 2, retrying: 1, dead: 3, discarded: 1 });
   });
+});
+
+it('describes every route in its OpenAPI document', async () => {
+  const doc = await h.call('GET', '/admin/v1/openapi.json', undefined, null);
+  const paths = doc.body.paths as Record<
+    string,
+    Record<string, { parameters?: { name: string }[] }>
+  >;
+  const operations = Object.entries(paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  expect(operations).toEqual(
+    expect.arrayContaining([
+      'GET /admin/v1/deliveries',
+      'GET /admin/v1/deliveries/stats',
+      'GET /admin/v1/deliveries/{id}',
+      'POST /admin/v1/deliveries/{id}/replay',
+      'POST /admin/v1/sources/{sourceId}/destination/replay',
+      'GET /admin/v1/replays/{id}',
+    ]),
+  );
+  const query = paths['/admin/v1/deliveries'].get.parameters!.map((p) => p.name);
+  expect(query.sort()).toEqual([
+    'cursor',
+    'destinationId',
+    'from',
+    'limit',
+    'messageId',
+    'outcome',
+    'reason',
+    'sourceId',
+    'to',
+  ]);
 });

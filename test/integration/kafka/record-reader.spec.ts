@@ -2,6 +2,7 @@ import {
   BatchProducer,
   IncomingRecord,
   KafkaConnection,
+  PartitionWants,
   RecordPosition,
   RecordReader,
   TopicAdmin,
@@ -122,4 +123,26 @@ describe(RecordReader.name, () => {
     expect(records.map((r) => r.value?.toString())).toEqual(['p1-100']);
     expect(missing).toEqual([at(1, 50)]);
   }, 30_000);
+});
+
+describe(PartitionWants.name, () => {
+  it('finds wanted offsets in runs of records and passes over the absent ones', () => {
+    const wants = new PartitionWants([9n, 3n, 5n, 3n, 20n]);
+    expect(wants.next).toBe(3n);
+    // A run from 2 to 6 without 5 (compacted away): 3 is found, 5 is missing.
+    expect(wants.take([2n, 3n, 4n, 6n])).toEqual({ wanted: [1], missing: [5n] });
+    expect(wants.next).toBe(9n);
+    expect(wants.take([9n, 10n])).toEqual({ wanted: [0], missing: [] });
+    expect(wants.done).toBe(false);
+    expect(wants.take([25n])).toEqual({ wanted: [], missing: [20n] });
+    expect(wants.done).toBe(true);
+  });
+
+  it('drops the offsets outside the partition', () => {
+    const wants = new PartitionWants([1n, 4n, 7n, 12n]);
+    expect(wants.dropBelow(3n)).toEqual([1n]);
+    expect(wants.dropFrom(10n)).toEqual([12n]);
+    expect(wants.take([4n, 5n, 6n, 7n])).toEqual({ wanted: [0, 3], missing: [] });
+    expect(wants.done).toBe(true);
+  });
 });

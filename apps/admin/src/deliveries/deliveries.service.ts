@@ -121,8 +121,11 @@ function filterSql(
     params.push(value);
     conditions.push(condition(`$${params.length}`));
   };
-  if (query.sourceId) add((p) => `"source_id" = ${p}`, query.sourceId);
-  if (query.destinationId) add((p) => `"destination_id" = ${p}`, query.destinationId);
+  // Ids are stored as text, as the dispatcher wrote them: lowercase.
+  if (query.sourceId) add((p) => `"source_id" = ${p}`, query.sourceId.toLowerCase());
+  if (query.destinationId) {
+    add((p) => `"destination_id" = ${p}`, query.destinationId.toLowerCase());
+  }
   if (query.messageId) add((p) => `"message_id" = ${p}`, query.messageId);
   if (query.outcome) add((p) => `"state" = ${p}`, query.outcome);
   if (query.reason) add((p) => `"reason" = ${p}`, query.reason);
