@@ -20,6 +20,19 @@ class IngestEnv extends BaseEnv {
   INGEST_TRUSTED_PROXIES: string = '';
 
   /**
+   * The address browsers and apps reach this ingest at (scheme, host, optional port and path
+   * prefix, no trailing slash). The settings document that Segment's browser and mobile
+   * libraries fetch points them at it. Empty: the scheme and `Host` of each settings request
+   * (behind a proxy, the scheme from `X-Forwarded-Proto` of a trusted proxy), fine for a
+   * local run; set it in production.
+   * @example https://ingest.example.com
+   */
+  @Matches(/^(https?:\/\/[^\s/?#@]+(\/[^\s?#]*[^\s?#/])?)?$/, {
+    message: 'INGEST_PUBLIC_URL must be an http or https URL without query or trailing slash',
+  })
+  INGEST_PUBLIC_URL: string = '';
+
+  /**
    * Longest wait for Kafka's acknowledgement of a tracking request's calls, in milliseconds;
    * the request is then answered 503 (clients retry).
    */
@@ -57,6 +70,8 @@ class IngestEnv extends BaseEnv {
 export interface IngestConfig extends CommonConfig {
   readonly ingest: {
     readonly trustedProxies: readonly string[];
+    /** INGEST_PUBLIC_URL; empty when each settings request's own address is used. */
+    readonly publicUrl: string;
     readonly produceTimeoutMs: number;
     readonly usageFlushIntervalMs: number;
     readonly ingressPartitionsConcurrently: number;
@@ -71,6 +86,7 @@ export function loadIngestConfig(env: NodeJS.ProcessEnv = process.env): IngestCo
     ...commonConfig('ingest', vars, vars.INGEST_PORT),
     ingest: {
       trustedProxies: vars.INGEST_TRUSTED_PROXIES.split(',').filter(Boolean),
+      publicUrl: vars.INGEST_PUBLIC_URL,
       produceTimeoutMs: vars.INGEST_PRODUCE_TIMEOUT_MS,
       usageFlushIntervalMs: vars.INGEST_USAGE_FLUSH_SECONDS * 1000,
       ingressPartitionsConcurrently: vars.INGEST_KAFKA_PARTITIONS_CONCURRENTLY,

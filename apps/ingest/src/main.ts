@@ -3,6 +3,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { MAX_REQUEST_BYTES } from '@app/contracts';
 import { KafkaConnection, KafkaTransport } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
+import { SettingsCache } from '@app/settings';
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
@@ -41,18 +42,20 @@ export async function startIngest(
   app.connectMicroservice({ strategy: ingress });
   // After init, so that the routes share the error handler Nest installs then.
   await app.init();
-  registerTrackingRoutes(
-    app.getHttpAdapter().getInstance(),
-    app.get(TrackingService),
-    app.get(IngestMetrics),
-  );
+  registerTrackingRoutes(app.getHttpAdapter().getInstance(), {
+    tracking: app.get(TrackingService),
+    metrics: app.get(IngestMetrics),
+    settings: app.get(SettingsCache),
+    publicUrl: config.ingest.publicUrl,
+  });
   await listen(app, config);
   return app;
 }
 
 /**
- * Every body reaches the tracking API as raw bytes, whatever its Content-Type (clients send
- * several): the service inflates it (bounded) and parses it once.
+ * Every body reaches the tracking API as raw bytes, whatever its Content-Type: the route
+ * answers 415 itself for a type that is not JSON (docs/api.md), and the service inflates the
+ * body (bounded) and parses it once.
  */
 function readBodiesAsBytes(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();

@@ -27,8 +27,14 @@ function IsDateTime(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-const hasNo = (field: string) => (call: object) =>
-  (call as Record<string, unknown>)[field] === undefined;
+/**
+ * Whether a call lacks an id field. An empty string counts as absent: analytics-kotlin sends
+ * `"userId": ""` beside the `anonymousId` of a user not yet identified.
+ */
+const hasNo = (field: string) => (call: object) => {
+  const value = (call as Record<string, unknown>)[field];
+  return value === undefined || value === '';
+};
 
 /**
  * What every call of the tracking API has. These classes are the single definition of a

@@ -12,6 +12,11 @@ export interface EnrichContext {
   /** A batch's own `context` and `integrations`, merged under each message's. */
   readonly batchContext?: Record<string, unknown>;
   readonly batchIntegrations?: Record<string, unknown>;
+  /**
+   * A batch's own `sentAt`, already checked to be a date-time: the libraries set it once per
+   * batch, not per call. A call without its own takes it.
+   */
+  readonly batchSentAt?: string;
 }
 
 /** Page fields filled into `properties` from `context.page` when absent. */
@@ -22,8 +27,8 @@ const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const;
  * of the outbound webhook body (docs/architecture.md, "Delivery semantics"), so that later stages pass its bytes on
  * without parsing: `version` 1 (a sent value is overwritten); `type`; `messageId`
  * when absent; `receivedAt`; `timestamp` from the server's clock when absent, or corrected for
- * the client's clock skew when `sentAt` is given too (`originalTimestamp` keeps the sent
- * value); `context` always an object, with the batch's context merged under it and
+ * the client's clock skew when `sentAt` is given too, the call's own or else its batch's
+ * (`originalTimestamp` keeps the sent value); `context` always an object, with the batch's context merged under it and
  * `context.ip` filled when absent; the batch's integrations merged under the call's;
  * `writeKey` removed.
  */
@@ -38,6 +43,7 @@ export function enrichCall(
   if (call.messageId === undefined) call.messageId = ctx.newMessageId();
   const receivedAt = new Date(ctx.receivedAt).toISOString();
   call.receivedAt = receivedAt;
+  if (call.sentAt === undefined && ctx.batchSentAt !== undefined) call.sentAt = ctx.batchSentAt;
   applyTimestamp(call, ctx.receivedAt, receivedAt);
   const context = { ...ctx.batchContext, ...(call.context as Record<string, unknown> | undefined) };
   if (context.ip === undefined && ctx.ip !== undefined) context.ip = ctx.ip;

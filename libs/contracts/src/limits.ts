@@ -9,3 +9,13 @@ export const MAX_WEBHOOKS_PER_DESTINATION = 5;
 
 /** The most static headers one webhook entry may have. */
 export const MAX_HEADERS_PER_WEBHOOK = 5;
+
+/**
+ * The most levels of objects and arrays one call may nest, the call object itself being level
+ * 1. Deeper calls are refused before anything serializes them: `JSON.stringify` recurses, and
+ * a few thousand levels overflow the stack.
+ */
+export const MAX_CALL_DEPTH = 64;
+
+/** The most browser origins one source's allow-list may hold (none: every origin). */
+export const MAX_ALLOWED_ORIGINS_PER_SOURCE = 50;

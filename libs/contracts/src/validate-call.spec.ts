@@ -17,6 +17,18 @@ describe(validateCall.name, () => {
     expect(validateCall('track', { event: 'E' })).toMatch(/userId or anonymousId is required/);
   });
 
+  it('takes an empty userId beside an anonymousId as none, and refuses two empty ids', () => {
+    // analytics-kotlin sends "userId": "" until the user is identified.
+    expect(validateCall('track', { userId: '', anonymousId: 'a', event: 'E' })).toBeUndefined();
+    expect(validateCall('track', { userId: '', anonymousId: '', event: 'E' })).toBe(
+      'userId should not be empty (isNotEmpty)',
+    );
+    expect(validateCall('identify', { userId: '' })).toBe(
+      'userId should not be empty (isNotEmpty)',
+    );
+    expect(validateCall('page', { userId: 'u', anonymousId: '' })).toBeUndefined();
+  });
+
   it('names the field and the rule', () => {
     expect(validateCall('track', { userId: 'u', event: '' })).toBe(
       'event should not be empty (isNotEmpty)',

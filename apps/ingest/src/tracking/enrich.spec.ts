@@ -62,6 +62,38 @@ describe(enrichCall.name, () => {
     expect(call.originalTimestamp).toBe('2026-11-22T12:59:30+0300');
   });
 
+  it("corrects the skew with the batch's sentAt when the call has none, and keeps it", () => {
+    const batchCtx = { ...ctx, batchSentAt: '2026-11-22T08:00:00Z' };
+    const call = enrichCall(
+      'track',
+      { userId: 'u', event: 'E', timestamp: '2026-11-22T07:59:00Z' },
+      batchCtx,
+    );
+    expect(call).toMatchObject({
+      timestamp: '2026-11-22T09:59:00.000Z',
+      originalTimestamp: '2026-11-22T07:59:00Z',
+      sentAt: '2026-11-22T08:00:00Z',
+    });
+    const own = enrichCall(
+      'track',
+      {
+        userId: 'u',
+        event: 'E',
+        timestamp: '2026-11-22T07:59:00Z',
+        sentAt: '2026-11-22T07:59:30Z',
+      },
+      batchCtx,
+    );
+    expect(own).toMatchObject({
+      timestamp: '2026-11-22T09:59:30.000Z',
+      sentAt: '2026-11-22T07:59:30Z',
+    });
+    // Without a timestamp of its own, the call is dated by the server's clock, as before.
+    expect(enrichCall('page', { userId: 'u' }, batchCtx).timestamp).toBe(
+      '2026-11-22T10:00:00.000Z',
+    );
+  });
+
   it("merges a batch's context and integrations under the call's own", () => {
     const call = enrichCall(
       'track',

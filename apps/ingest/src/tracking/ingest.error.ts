@@ -5,9 +5,12 @@ export type IngestErrorCode =
   | 'invalid_call'
   | 'invalid_batch'
   | 'call_too_large'
+  | 'call_too_deep'
   | 'request_too_large'
   | 'unsupported_encoding'
+  | 'unsupported_media_type'
   | 'unauthorized'
+  | 'origin_not_allowed'
   | 'kafka_unavailable';
 
 const STATUS: Record<IngestErrorCode, number> = {
@@ -16,9 +19,12 @@ const STATUS: Record<IngestErrorCode, number> = {
   invalid_call: 400,
   invalid_batch: 400,
   call_too_large: 400,
+  call_too_deep: 400,
   request_too_large: 400,
   unsupported_encoding: 415,
+  unsupported_media_type: 415,
   unauthorized: 401,
+  origin_not_allowed: 403,
   kafka_unavailable: 503,
 };
 

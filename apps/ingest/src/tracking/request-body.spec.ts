@@ -1,6 +1,6 @@
 import { deflateSync, gzipSync } from 'node:zlib';
 
-import { decodeBody, parseJsonObject } from './request-body';
+import { checkMediaType, decodeBody, parseJsonObject } from './request-body';
 
 const LIMIT = 1_000;
 
@@ -59,3 +59,29 @@ function thrownCode(fn: () => unknown): unknown {
   }
   return undefined;
 }
+
+describe(checkMediaType.name, () => {
+  it.each([
+    undefined,
+    '',
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON',
+    'text/plain',
+    'text/plain;charset=UTF-8',
+  ])('reads %p as JSON', (type) => {
+    expect(() => checkMediaType(type)).not.toThrow();
+  });
+
+  it.each([
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'text/xml',
+    'text/html',
+  ])('refuses %s with 415', (type) => {
+    expect(() => checkMediaType(type)).toThrow(
+      expect.objectContaining({ code: 'unsupported_media_type', status: 415 }),
+    );
+  });
+});

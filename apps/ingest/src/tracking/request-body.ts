@@ -62,3 +62,19 @@ export function parseJsonObject(bytes: Buffer): Record<string, unknown> {
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * Refuses a body whose `Content-Type` says it is something other than JSON: `application/json`,
+ * `text/plain` (the browser libraries' choice: it needs no preflight of its own) and no type
+ * at all are read as JSON, whatever their parameters; a form, XML or any other type is
+ * `unsupported_media_type` (415).
+ */
+export function checkMediaType(contentType: string | undefined): void {
+  if (contentType === undefined || contentType === 'application/json') return;
+  const type = contentType.split(';', 1)[0].trim().toLowerCase();
+  if (type === '' || type === 'application/json' || type === 'text/plain') return;
+  throw new IngestError(
+    'unsupported_media_type',
+    `Content-Type ${type.slice(0, 64)} is not accepted: send JSON as application/json or text/plain`,
+  );
+}

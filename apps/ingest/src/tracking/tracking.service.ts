@@ -17,6 +17,7 @@ import { BatchProducer, OutgoingRecord } from '@app/kafka';
 import { SettingsCache, SourceSettings } from '@app/settings';
 
 import { UsageCounter } from '../usage/usage.counter';
+import { ORIGIN_NOT_ALLOWED, sourceAllowsOrigin } from './cors';
 import { EnrichContext } from './enrich';
 import { IngestError } from './ingest.error';
 import { Channel, IngestMetrics } from './ingest.metrics';
@@ -35,6 +36,8 @@ export interface IntakeRequest {
   readonly writeKey?: string;
   /** The client's address (HTTP only). */
   readonly ip?: string;
+  /** The `Origin` of a browser page's request, checked against the source's allow-list. */
+  readonly origin?: string;
   readonly channel: Channel;
 }
 
@@ -66,12 +69,15 @@ export class TrackingService {
    */
   async take(request: IntakeRequest): Promise<RejectedItem[]> {
     // A key presented outside the body is checked before the body is even inflated.
-    const early = request.writeKey === undefined ? undefined : this.authenticate(request.writeKey);
+    const early =
+      request.writeKey === undefined
+        ? undefined
+        : this.authenticate(request.writeKey, request.origin);
     const bytes = await decodeBody(request.body, request.contentEncoding, MAX_REQUEST_BYTES);
     // One call's size is checked before parsing when the route says it is one call.
     if (request.route !== 'batch' && request.route !== 'auto') ensureCallSize(bytes.length);
     const body = parseJsonObject(bytes);
-    const source = early ?? this.authenticate(body.writeKey);
+    const source = early ?? this.authenticate(body.writeKey, request.origin);
     const ctx: EnrichContext = { receivedAt: Date.now(), ip: request.ip, newMessageId: randomUUID };
     const intake = this.intake(request.route, body, ctx, bytes.length);
     await this.publish(source.id, intake, request.channel);
@@ -90,11 +96,14 @@ export class TrackingService {
     return { accepted: [takeCall(kind, body, ctx)], rejected: [] };
   }
 
-  private authenticate(writeKey: unknown): SourceSettings {
+  private authenticate(writeKey: unknown, origin: string | undefined): SourceSettings {
     const source =
       typeof writeKey === 'string' ? this.settings.sourceByWriteKey(writeKey) : undefined;
     if (!source?.enabled) {
       throw new IngestError('unauthorized', 'unknown or disabled write key');
+    }
+    if (!sourceAllowsOrigin(source, origin)) {
+      throw new IngestError('origin_not_allowed', ORIGIN_NOT_ALLOWED);
     }
     return source;
   }
