@@ -14,6 +14,8 @@ const LIVE_SAMPLES = 30;
 const USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 const OUTCOMES = ['delivered', 'retrying', 'dead', 'discarded'];
+/** The API's limits: webhooks per destination, static headers per webhook. */
+const MAX_WEBHOOKS = 5;
 const MAX_HEADERS = 5;
 const PAGE_SIZE = 50;
 
@@ -578,33 +580,34 @@ async function loadUsage(box, sourceId) {
   }
 }
 
-/** An inline SVG bar chart; each bar tells its label and value to pointers and screen readers. */
-function barChart(points, title, unit) {
-  const width = 600;
-  const height = 180;
-  const top = 18;
-  const bottom = 20;
+/**
+ * An inline SVG bar chart that stretches to its box (CSS sets the height); its labels are
+ * HTML around it, so they keep their size on any screen. Each bar tells its label and value
+ * to pointers and screen readers. With more `slots` than points, the points fill the
+ * right-hand end (the latest at the edge).
+ */
+function barChart(points, title, unit, { labels = true, slots = points.length } = {}) {
+  const width = 1000;
+  const height = 100;
   const max = Math.max(0, ...points.map((p) => p.value));
-  const slot = width / Math.max(1, points.length);
+  const first = Math.max(0, slots - points.length);
+  const slot = width / Math.max(1, slots, points.length);
   const svg = s('svg', {
     viewBox: `0 0 ${width} ${height}`,
+    preserveAspectRatio: 'none',
     class: 'chart',
     role: 'img',
     'aria-label': `${title}; highest ${max.toLocaleString('en')} ${unit}`,
   });
   svg.append(s('title', {}, title));
-  svg.append(
-    s('line', { x1: 0, y1: height - bottom, x2: width, y2: height - bottom, class: 'axis' }),
-  );
   points.forEach((p, i) => {
-    const barHeight =
-      max === 0 ? 0 : Math.max(p.value > 0 ? 1 : 0, ((height - top - bottom) * p.value) / max);
+    const barHeight = max === 0 ? 0 : Math.max(p.value > 0 ? 1 : 0, (height * p.value) / max);
     svg.append(
       s(
         'rect',
         {
-          x: (i * slot + slot * 0.1).toFixed(1),
-          y: (height - bottom - barHeight).toFixed(1),
+          x: ((first + i) * slot + slot * 0.1).toFixed(1),
+          y: (height - barHeight).toFixed(1),
           width: (slot * 0.8).toFixed(1),
           height: barHeight.toFixed(1),
           class: 'bar',
@@ -613,18 +616,21 @@ function barChart(points, title, unit) {
       ),
     );
   });
-  svg.append(s('text', { x: 2, y: 12, class: 'label' }, `${max.toLocaleString('en')} ${unit}`));
-  if (points.length) {
-    svg.append(s('text', { x: 2, y: height - 4, class: 'label' }, points[0].label));
-    svg.append(
-      s(
-        'text',
-        { x: width - 2, y: height - 4, class: 'label', 'text-anchor': 'end' },
-        points.at(-1).label,
-      ),
-    );
-  }
-  return svg;
+  if (!labels) return h('figure', { class: 'chart-box' }, svg);
+  return h(
+    'figure',
+    { class: 'chart-box' },
+    h('figcaption', { class: 'chart-max muted small' }, `${max.toLocaleString('en')} ${unit}`),
+    svg,
+    points.length
+      ? h(
+          'div',
+          { class: 'chart-axis muted small', 'aria-hidden': 'true' },
+          h('span', {}, points[0].label),
+          h('span', {}, points.at(-1).label),
+        )
+      : null,
+  );
 }
 
 // ------------------------------------------------------------------ a source's destination
@@ -713,8 +719,9 @@ function renderDestination(destination, path, reload, alert) {
     h(
       'section',
       { class: 'card' },
-      h('h2', {}, destination.name),
+      h('h2', {}, 'Settings'),
       facts([
+        ['Name', destination.name],
         ['Id', h('code', {}, destination.id)],
         ['Kind', destination.kind],
         [
@@ -822,11 +829,11 @@ function webhooksSection(destination, path, reload, alert) {
   return h(
     'section',
     { class: 'card' },
-    h('h2', {}, `Webhooks (${destination.webhooks.length} of ${MAX_HEADERS})`),
+    h('h2', {}, `Webhooks (${destination.webhooks.length} of ${MAX_WEBHOOKS})`),
     items.length
       ? h('ol', { class: 'webhooks' }, items)
       : h('p', {}, 'No webhook yet: add one before enabling.'),
-    destination.webhooks.length < MAX_HEADERS
+    destination.webhooks.length < MAX_WEBHOOKS
       ? button('Add webhook', () => openEditor(null))
       : null,
     editor,
@@ -898,7 +905,7 @@ function webhookForm(webhook, path, reload, alert, close) {
     h(
       'p',
       { class: 'actions' },
-      h('button', { type: 'submit' }, webhook ? 'Save webhook' : 'Add webhook'),
+      h('button', { type: 'submit' }, 'Save webhook'),
       button('Cancel', close),
     ),
   );
@@ -940,7 +947,13 @@ const DELIVERY_COLUMNS = [
     label: 'Call',
     cell: (d) => [d.type ?? '', d.event ? h('span', { class: 'event' }, ' ', d.event) : null],
   },
-  { label: 'Outcome', cell: (d) => badge(d.outcome) },
+  {
+    label: 'Outcome',
+    cell: (d) => [
+      badge(d.outcome),
+      d.replayOf ? h('span', { class: 'muted small' }, ' replay') : null,
+    ],
+  },
   { label: 'Attempts', cell: (d) => String(d.attempts ?? '—') },
   {
     label: 'Last status',
@@ -955,7 +968,7 @@ const DELIVERY_COLUMNS = [
     ],
   },
   { label: 'Next attempt', cell: (d) => (d.outcome === 'retrying' ? when(d.nextAttemptAt) : '—') },
-  { label: 'Attempts list', cell: (d) => link('Attempts', hashOf(['deliveries', d.id])) },
+  { label: 'Details', cell: (d) => link('Attempts', hashOf(['deliveries', d.id])) },
 ];
 
 function deliveriesPage(view, params) {
@@ -968,7 +981,7 @@ function deliveriesPage(view, params) {
   const outcome = outcomeSelect(params.get('outcome') ?? '');
   const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'Any source'));
   void sourceOptions(source, params.get('sourceId'));
-  const results = h('div', { 'aria-live': 'polite' });
+  const results = h('div', { 'aria-live': 'polite', 'data-testid': 'results' });
   const search = (event) => {
     event?.preventDefault();
     const filters = {
@@ -1003,10 +1016,12 @@ function deliveriesPage(view, params) {
  * last column (a link, or a replay button).
  */
 async function listDeliveries(results, filters, lastCell, columns = DELIVERY_COLUMNS) {
+  results.setAttribute('aria-busy', 'true');
   show(results, h('p', {}, 'Loading…'));
   const cols = [...columns.slice(0, -1), { label: columns.at(-1).label, cell: lastCell }];
   const rows = [];
   const more = async (cursor) => {
+    results.setAttribute('aria-busy', 'true');
     try {
       const page = await api(
         'GET',
@@ -1029,6 +1044,7 @@ async function listDeliveries(results, filters, lastCell, columns = DELIVERY_COL
       show(results, errorBox());
       showError(results.firstChild, error);
     }
+    results.removeAttribute('aria-busy');
   };
   await more(undefined);
 }
@@ -1043,7 +1059,6 @@ async function deliveryPage(view, deliveryId) {
   } catch (error) {
     return showError(alert, error);
   }
-  const replayed = h('div', { role: 'status' });
   show(
     body,
     h(
@@ -1090,13 +1105,12 @@ async function deliveryPage(view, deliveryId) {
       h(
         'p',
         { class: 'actions' },
-        delivery.outcome === 'dead' ? replayButton(delivery, replayed) : null,
+        delivery.outcome === 'dead' ? rowReplay(delivery) : null,
         link(
           'Every delivery of this message id',
           hashOf(['deliveries'], { messageId: delivery.messageId }),
         ),
       ),
-      replayed,
     ),
     h('section', { class: 'card' }, h('h2', {}, 'Attempts'), attemptsList(delivery.history ?? [])),
   );
@@ -1199,6 +1213,7 @@ function deadLettersPage(view, params) {
   const reason = h('input', {
     type: 'text',
     name: 'reason',
+    placeholder: 'e.g. http_4xx',
     value: params.get('reason') ?? '',
     autocomplete: 'off',
   });
@@ -1212,7 +1227,7 @@ function deadLettersPage(view, params) {
     name: 'to',
     value: params.get('to') ?? localInputValue(new Date(now.getTime() + 60_000)),
   });
-  const results = h('div', { 'aria-live': 'polite' });
+  const results = h('div', { 'aria-live': 'polite', 'data-testid': 'results' });
   const filters = () => ({
     outcome: 'dead',
     sourceId: source.value,
@@ -1247,7 +1262,7 @@ function deadLettersPage(view, params) {
       'form',
       { class: 'filters card', onsubmit: list },
       field('Source', source),
-      field('Reason', reason, 'e.g. http_4xx'),
+      field('Reason', reason),
       field('First attempt from', from),
       field('First attempt before', to),
       h('button', { type: 'submit' }, 'Show dead letters'),
@@ -1267,7 +1282,13 @@ function deadLettersPage(view, params) {
 /** The replay button of one dead letter row, with its outcome beside it. */
 function rowReplay(delivery) {
   const status = h('span', { class: 'row-status', role: 'status' });
-  return h('span', { class: 'actions' }, replayButton(delivery, status), status);
+  const replay = replayButton(delivery, status);
+  if (!delivery.deadLetter) {
+    // The ledger has the outcome but not yet the dead letter's position: nothing to re-send.
+    replay.disabled = true;
+    status.textContent = 'dead letter not recorded yet';
+  }
+  return h('span', { class: 'actions' }, replay, status);
 }
 
 /** Bulk replay of a destination's dead letters in the form's range, with the job's progress. */
@@ -1408,7 +1429,10 @@ function livePage(view) {
           if (samples[t.key].length > LIVE_SAMPLES) samples[t.key].shift();
           show(
             tiles[t.key].chart,
-            barChart(samples[t.key], `${t.label}, last ${samples[t.key].length} reads`, t.unit),
+            barChart(samples[t.key], `${t.label}, last ${samples[t.key].length} reads`, t.unit, {
+              labels: false,
+              slots: LIVE_SAMPLES,
+            }),
           );
         }
       }
