@@ -76,6 +76,13 @@ describe('docker/Dockerfile and docker/compose.yml', () => {
     }
   });
 
+  it("ships the operator console's files as written beside the admin app's compiled code", () => {
+    const dir = 'apps/admin/src/console/static';
+    for (const file of ['index.html', 'app.js', 'style.css', 'favicon.svg']) {
+      expect(readFileSync(join(outDir, dir, file))).toEqual(readFileSync(join(ROOT, dir, file)));
+    }
+  });
+
   it('needs at run time only packages listed as production dependencies', () => {
     const builtins = new Set(builtinModules);
     const missing = new Set<string>();
