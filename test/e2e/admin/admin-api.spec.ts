@@ -64,6 +64,7 @@ describe('sources', () => {
       id,
       name: 'Website',
       enabled: true,
+      allowedOrigins: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -1,5 +1,43 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+} from 'class-validator';
+
+import { MAX_ALLOWED_ORIGINS_PER_SOURCE } from '@app/contracts';
+
+import { IsSerializedOrigin } from './origin-rules';
+
+/** How the API describes `allowedOrigins`. */
+const ALLOWED_ORIGINS_DOC: ApiPropertyOptions = {
+  type: [String],
+  maxItems: MAX_ALLOWED_ORIGINS_PER_SOURCE,
+  example: ['https://shop.example.com'],
+  description:
+    'Browser origins whose pages may use the write key (CORS), as browsers send them in ' +
+    '`Origin`; empty (the default) allows every origin. Calls without an Origin (servers, ' +
+    'mobile apps) are not affected.',
+};
+
+/** The rules of an origin allow-list, shared by both bodies. */
+function AllowedOrigins(): PropertyDecorator {
+  return (target, key) => {
+    for (const rule of [
+      IsArray(),
+      ArrayMaxSize(MAX_ALLOWED_ORIGINS_PER_SOURCE),
+      ArrayUnique(),
+      IsSerializedOrigin({ each: true }),
+    ]) {
+      rule(target, key);
+    }
+  };
+}
 
 /** Body of `POST /admin/v1/sources`. */
 export class CreateSourceDto {
@@ -7,6 +45,11 @@ export class CreateSourceDto {
   @IsString()
   @Length(1, 200)
   name!: string;
+
+  @ApiPropertyOptional(ALLOWED_ORIGINS_DOC)
+  @IsOptional()
+  @AllowedOrigins()
+  allowedOrigins?: string[];
 }
 
 /** Body of `PATCH /admin/v1/sources/:id`. */
@@ -21,6 +64,11 @@ export class UpdateSourceDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional(ALLOWED_ORIGINS_DOC)
+  @IsOptional()
+  @AllowedOrigins()
+  allowedOrigins?: string[];
 }
 
 /** Query of `GET /admin/v1/sources/:id/usage`: UTC days, inclusive. */

@@ -14,6 +14,8 @@ export interface SourceView {
   readonly id: string;
   readonly name: string;
   readonly enabled: boolean;
+  /** Browser origins allowed to use the write key; empty allows every origin. */
+  readonly allowedOrigins: readonly string[];
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -34,7 +36,12 @@ export class SourcesService {
   async create(dto: CreateSourceDto): Promise<SourceView & { writeKey: string }> {
     const writeKey = newWriteKey();
     const saved = await this.sources.save(
-      this.sources.create({ name: dto.name, writeKey, enabled: true }),
+      this.sources.create({
+        name: dto.name,
+        writeKey,
+        enabled: true,
+        allowedOrigins: dto.allowedOrigins ?? [],
+      }),
     );
     return { ...view(saved), writeKey };
   }
@@ -51,6 +58,7 @@ export class SourcesService {
     const source = await this.find(id);
     if (dto.name !== undefined) source.name = dto.name;
     if (dto.enabled !== undefined) source.enabled = dto.enabled;
+    if (dto.allowedOrigins !== undefined) source.allowedOrigins = dto.allowedOrigins;
     return view(await this.sources.save(source));
   }
 
@@ -91,6 +99,7 @@ function view(source: SourceEntity): SourceView {
     id: source.id,
     name: source.name,
     enabled: source.enabled,
+    allowedOrigins: source.allowedOrigins,
     createdAt: source.createdAt.toISOString(),
     updatedAt: source.updatedAt.toISOString(),
   };
