@@ -1075,11 +1075,16 @@ async function deliveryPage(view, deliveryId) {
           ],
         ],
         ['Reason', delivery.reason ? h('code', {}, delivery.reason) : null],
-        ['Last status', delivery.lastStatus === null ? null : String(delivery.lastStatus)],
+        [
+          'Last status',
+          typeof delivery.lastStatus === 'number' ? String(delivery.lastStatus) : null,
+        ],
         ['Last detail', delivery.lastDetail],
         [
           'Last latency',
-          delivery.lastLatencyMs === null ? null : `${Math.round(delivery.lastLatencyMs)} ms`,
+          typeof delivery.lastLatencyMs === 'number'
+            ? `${Math.round(delivery.lastLatencyMs)} ms`
+            : null,
         ],
         ['Attempts', String(delivery.attempts)],
         ['First attempt', when(delivery.firstAttemptAt)],
