@@ -45,7 +45,8 @@ async function main(): Promise<void> {
   );
   const help = [
     'The admin API takes the bearer token in ADMIN_TOKENS (npm start: .local/admin-token);',
-    `its OpenAPI document: ${urls[1]}/admin/v1/openapi.json`,
+    `its OpenAPI document: ${urls[1]}/admin/v1/openapi.json (browsable at ${urls[1]}/admin/docs);`,
+    `the operator console, with the same token: ${urls[1]}/console`,
     `The dispatcher may deliver to ${configs.dispatcher.dispatcher.allowedCidrs.join(', ') || 'no internal address'} (DISPATCHER_ALLOWED_CIDRS).`,
   ];
   process.stdout.write(
