@@ -44,6 +44,9 @@ export interface DispatcherStandOptions {
   readonly users: number;
 }
 
+/** A topic's offset per partition. */
+export type Offsets = { partition: number; offset: string }[];
+
 /** One destination of the stand. */
 interface Target {
   sourceId: string;
@@ -87,10 +90,22 @@ export class DispatcherStand {
     return `${this.partPrefix(part)}${TOPIC.deliveries}`;
   }
 
-  /** The dispatcher's consumer groups (apps/dispatcher/src/app.module.ts dispatcherGroupIds). */
-  groups(part: Part): { main: string; retries: string } {
+  outcomesTopic(part: Part): string {
+    return `${this.partPrefix(part)}${TOPIC.deliveryOutcomes}`;
+  }
+
+  /**
+   * The dispatcher's consumer groups (apps/dispatcher/src/app.module.ts dispatcherGroupIds)
+   * and the admin app's (apps/admin/src/app.module.ts adminGroupIds).
+   */
+  groups(part: Part): { main: string; retries: string; receipts: string; ledger: string } {
     const prefix = this.partPrefix(part);
-    return { main: `${prefix}sluice-dispatcher`, retries: `${prefix}sluice-dispatcher-retry` };
+    return {
+      main: `${prefix}sluice-dispatcher`,
+      retries: `${prefix}sluice-dispatcher-retry`,
+      receipts: `${prefix}sluice-admin`,
+      ledger: `${prefix}sluice-ledger`,
+    };
   }
 
   /** Creates the rows (webhooks at `healthyUrl` and `otherUrl`) and every topic. */
@@ -180,26 +195,77 @@ export class DispatcherStand {
     const admin = this.requireAdmin();
     const { main, retries } = this.groups(part);
     await admin.resetOffsets({ groupId: main, topic: this.mainTopic(part), earliest: true });
-    for (const topic of this.tierTopics(part)) {
-      const ends = await admin.fetchTopicOffsets(topic);
-      await admin.setOffsets({
-        groupId: retries,
-        topic,
-        partitions: ends.map(({ partition, high }) => ({ partition, offset: high })),
-      });
-    }
+    for (const topic of this.tierTopics(part)) await this.skipToEnd(retries, topic);
   }
 
-  /** Stops the processes, deletes the sources (destinations and webhooks go with them), the topics and groups. */
+  /** Each partition's end offset (where the next record will go). */
+  async endOffsets(topic: string): Promise<Offsets> {
+    const ends = await this.requireAdmin().fetchTopicOffsets(topic);
+    return ends.map(({ partition, high }) => ({ partition, offset: high }));
+  }
+
+  /**
+   * Before the admin app of `part` starts: its ledger group reads the outcomes from `from`
+   * on and no dead letter; its receipts group (delete outcomes only) nothing at all.
+   */
+  async startLedgerAt(part: Part, from: Offsets): Promise<void> {
+    const { receipts, ledger } = this.groups(part);
+    const outcomes = this.outcomesTopic(part);
+    await this.requireAdmin().setOffsets({ groupId: ledger, topic: outcomes, partitions: from });
+    await this.skipToEnd(ledger, `${this.partPrefix(part)}${TOPIC.deliveriesDead}`);
+    await this.skipToEnd(receipts, outcomes);
+  }
+
+  /** Outcomes the ledger group of `part` has committed since `from`. */
+  async ledgerCommitted(part: Part, from: Offsets): Promise<number> {
+    const [committed] = await this.requireAdmin().fetchOffsets({
+      groupId: this.groups(part).ledger,
+      topics: [this.outcomesTopic(part)],
+    });
+    const start = new Map(from.map(({ partition, offset }) => [partition, Number(offset)]));
+    return committed.partitions.reduce(
+      (sum, { partition, offset }) =>
+        sum + Math.max(0, Number(offset) - (start.get(partition) ?? 0)),
+      0,
+    );
+  }
+
+  private async skipToEnd(groupId: string, topic: string): Promise<void> {
+    await this.requireAdmin().setOffsets({
+      groupId,
+      topic,
+      partitions: await this.endOffsets(topic),
+    });
+  }
+
+  /**
+   * Stops the processes, deletes the sources (destinations and webhooks go with them), their
+   * ledger rows, the topics and groups.
+   */
   tearDown(): Promise<void> {
+    const sourceIds = [this.healthy.sourceId, this.other.sourceId].filter(Boolean);
     this.tornDown ??= removeStand({
       supervisor: this.supervisor,
       databaseUrl: this.options.databaseUrl,
-      sourceIds: [this.healthy.sourceId, this.other.sourceId].filter(Boolean),
+      sourceIds,
       admin: this.admin,
       prefix: this.prefix,
-    });
+    }).then(() => this.deleteLedgerRows(sourceIds));
     return this.tornDown;
+  }
+
+  /** The ledger has no foreign key to its source: its rows are removed by source id. */
+  private async deleteLedgerRows(sourceIds: string[]): Promise<void> {
+    if (sourceIds.length === 0) return;
+    try {
+      await withDatabase(this.options.databaseUrl, (database) =>
+        database.query('DELETE FROM delivery_ledger WHERE source_id = ANY($1::text[])', [
+          sourceIds,
+        ]),
+      );
+    } catch (error) {
+      process.stderr.write(`cleanup: delete ledger rows: ${String(error)}\n`);
+    }
   }
 
   /** One delivery record exactly as the router produces it (call-record.ts `deliveryRecord`). */

@@ -5,11 +5,13 @@
  * that loop's CPU per request; (b) the healthy destination's deliveries/s while another
  * destination times out on every request, divided by the all-healthy run; (c) the
  * dispatcher's CPU while only paused retry partitions exist. A/B runs interleaved, medians.
+ * (a) runs with the delivery ledger's outcome records on and off; then the admin app's ledger
+ * writer drains one ledger-on run's outcomes, and its rows/s is set against the dispatcher's.
  *
  * Run through `npm run bench:dispatcher` (bench/run.sh builds, starts the services,
  * migrates). Settings are described in bench/DISPATCHER.md.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 import { progress, runBench } from './common.mts';
 import type { BareSpec } from './dispatcher-bare.mts';
@@ -22,7 +24,7 @@ import {
   type Settings,
 } from './dispatcher-report.mts';
 import type { SinkCounts } from './dispatcher-sink.mts';
-import { DispatcherStand, type Part } from './dispatcher-stand.mts';
+import { DispatcherStand, type Offsets, type Part } from './dispatcher-stand.mts';
 import {
   cpuSeconds,
   firstJsonLine,
@@ -36,10 +38,13 @@ import {
 import { count, fixed } from './report.mts';
 
 const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
+const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
 const SINK = 'bench/dispatcher-sink.mts';
 const BARE_LOOP = 'bench/dispatcher-bare.mts';
 /** How often the sink's counts are read while a run is measured. */
 const POLL_MS = 20;
+/** How often the ledger writer's committed offsets are read (it commits every 50 ms). */
+const WRITER_POLL_MS = 100;
 /** Longest wait for a run's first 10% (process start-up and group join included). */
 const START_TIMEOUT_MS = 90_000;
 /** Longest wait, after the 90% mark, for the rest of a run's requests. */
@@ -56,7 +61,13 @@ interface Mark {
   readonly machine?: number;
 }
 
-type Side = 'dispatcher' | 'bare' | 'healthy' | 'failing';
+type Side = 'dispatcher' | 'ledgerOff' | 'bare' | 'healthy' | 'failing';
+
+/** Where the outcomes of the last ledger-on run of (a) start, and how many there are. */
+interface LedgerRun {
+  readonly from: Offsets;
+  readonly records: number;
+}
 
 class DispatcherBench {
   readonly supervisor = new Supervisor();
@@ -70,6 +81,7 @@ class DispatcherBench {
   /** The HTTP port of the dispatcher started last. */
   private port = 0;
   private runs = 0;
+  private lastLedgerRun?: LedgerRun;
 
   constructor(settings: Settings) {
     this.settings = settings;
@@ -90,7 +102,8 @@ class DispatcherBench {
     await this.stand.fillPausedTiers(s.pausedPerTier);
     const series = (label: string): Series => ({ label, samples: [] });
     const all: Record<Side, Series> = {
-      dispatcher: series('(a) dispatcher deliveries/s'),
+      dispatcher: series('(a) dispatcher deliveries/s, ledger on'),
+      ledgerOff: series('(a) dispatcher deliveries/s, ledger off'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
       failing: series('(b) healthy dest., other times out'),
@@ -100,10 +113,11 @@ class DispatcherBench {
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const odd = round % 2 === 1;
       const order: Side[] = odd
-        ? ['dispatcher', 'bare', 'healthy', 'failing']
-        : ['bare', 'dispatcher', 'failing', 'healthy'];
+        ? ['dispatcher', 'ledgerOff', 'bare', 'healthy', 'failing']
+        : ['bare', 'ledgerOff', 'dispatcher', 'failing', 'healthy'];
       for (const side of order) all[side].samples.push(await this.measure(side));
     }
+    const writer = await this.measureWriter();
     const idle = await this.measureIdle('only paused retry partitions', s.pausedPerTier);
     const { badSignatures, checked } = await this.counts();
     if (checked === 0 || badSignatures > 0) {
@@ -114,6 +128,7 @@ class DispatcherBench {
     return dispatcherReport({
       settings: s,
       ...all,
+      writer,
       idle,
       empty,
       signatures: { checked, bad: badSignatures },
@@ -143,12 +158,14 @@ class DispatcherBench {
   private async measure(side: Side): Promise<Sample> {
     this.runs += 1;
     const s = this.settings;
-    const part: Part = side === 'dispatcher' ? 'a' : 'b';
+    const part: Part = side === 'healthy' || side === 'failing' ? 'b' : 'a';
     const expected =
-      side === 'dispatcher' || side === 'bare'
+      part === 'a'
         ? s.deliveries
         : s.deliveries - Math.floor(s.deliveries / Math.round(100 / s.otherPercent));
     await fetch(`${this.okOrigin}/__reset`, { method: 'POST' });
+    const outcomes = this.stand.outcomesTopic('a');
+    const ledgerFrom = side === 'dispatcher' ? await this.stand.endOffsets(outcomes) : undefined;
     let child: Managed;
     if (side === 'bare') {
       child = this.startBare();
@@ -157,10 +174,18 @@ class DispatcherBench {
         side === 'failing' ? `${this.hangOrigin}${OTHER_PATH}` : this.otherUrl,
       );
       await this.retrying(() => this.stand.resetGroups(part));
-      child = await this.startDispatcher(part);
+      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1);
     }
     try {
-      const sample = await this.window(child, expected);
+      const sample = await this.window(child, expected, () => this.healthyCount());
+      if (ledgerFrom) {
+        // Outcomes are produced with a linger: the last ones may land after the sink's count.
+        await this.retrying(async () => {
+          const records = (await this.stand.recordsOn(outcomes)) - sum(ledgerFrom);
+          if (records < expected) throw new Error(`${records} of ${expected} outcomes`);
+          this.lastLedgerRun = { from: ledgerFrom, records };
+        });
+      }
       progress(
         `  ${side}: ${count(sample.perSecond)}/s over ${sample.seconds.toFixed(2)} s, ` +
           `${fixed(sample.processCores ?? NaN, 2)} cores, ` +
@@ -172,8 +197,46 @@ class DispatcherBench {
     }
   }
 
-  /** Marks the polls that first see 10% and 90% of `expected`, then waits for all of it. */
-  private async window(child: Managed, expected: number): Promise<Sample> {
+  /**
+   * The admin app of part `a` (its ledger writer) drains the last ledger-on run's outcomes:
+   * rows/s from its committed offsets, counted from 10% to 90% like a delivery run.
+   */
+  private async measureWriter(): Promise<Sample | undefined> {
+    const run = this.lastLedgerRun;
+    if (!run) {
+      this.warnings.push('ledger writer: no ledger-on run left outcomes to write');
+      return undefined;
+    }
+    progress(`ledger writer: ${count(run.records)} outcomes`);
+    await this.stand.startLedgerAt('a', run.from);
+    const child = await this.startAdmin('a');
+    try {
+      const sample = await this.window(
+        child,
+        run.records,
+        () => this.stand.ledgerCommitted('a', run.from),
+        WRITER_POLL_MS,
+      );
+      progress(
+        `  ledger writer: ${count(sample.perSecond)} rows/s, ` +
+          `${fixed(sample.cpuUsPerRequest ?? NaN, 1)} µs CPU/row`,
+      );
+      return sample;
+    } finally {
+      await this.supervisor.stop(child);
+    }
+  }
+
+  /**
+   * Marks the polls that first see 10% and 90% of `expected` (counted by `read`), then
+   * waits for all of it.
+   */
+  private async window(
+    child: Managed,
+    expected: number,
+    read: () => Promise<number>,
+    pollMs = POLL_MS,
+  ): Promise<Sample> {
     const low = Math.ceil(expected * 0.1);
     const high = Math.floor(expected * 0.9);
     let deadline = Date.now() + START_TIMEOUT_MS;
@@ -181,7 +244,7 @@ class DispatcherBench {
     let last: Mark | undefined;
     for (;;) {
       if (!child.running) throw new Error(child.describeExit());
-      const received = (await this.counts()).counts[HEALTHY_PATH] ?? 0;
+      const received = await read();
       if (!first && received >= low) first = this.mark(child, received);
       if (first && !last && received >= high) {
         last = this.mark(child, received);
@@ -195,7 +258,10 @@ class DispatcherBench {
         );
         break;
       }
-      await sleep(POLL_MS);
+      await sleep(pollMs);
+    }
+    if (first!.count === last!.count) {
+      this.warnings.push(`${child.name}: 10% to 90% within one poll; raise BENCH_DELIVERIES`);
     }
     return sample(first!, last!);
   }
@@ -208,6 +274,10 @@ class DispatcherBench {
       sink: cpuSeconds(this.sink?.pid),
       machine: machineBusySeconds(),
     };
+  }
+
+  private async healthyCount(): Promise<number> {
+    return (await this.counts()).counts[HEALTHY_PATH] ?? 0;
   }
 
   private async counts(): Promise<SinkCounts> {
@@ -251,32 +321,53 @@ class DispatcherBench {
     }
   }
 
-  private async startDispatcher(part: Part): Promise<Managed> {
+  /** `ledgerSample`: DISPATCHER_LEDGER_SUCCESS_SAMPLE (0: successes leave no outcome record). */
+  private async startDispatcher(part: Part, ledgerSample = 1): Promise<Managed> {
     const s = this.settings;
     this.port = await freePort();
-    return this.supervisor.spawn(
-      `dispatcher (${part})`,
-      process.execPath,
-      [...s.nodeArgs, DISPATCHER_MAIN],
-      {
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: s.brokers,
-          DATABASE_URL: s.databaseUrl,
-          KAFKA_TOPIC_PREFIX: this.stand.partPrefix(part),
-          KAFKA_TOPIC_PARTITIONS: String(s.partitions),
-          DISPATCHER_PORT: String(this.port),
-          DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8',
-          DISPATCHER_CONNECTIONS_PER_ORIGIN: String(s.connections),
-          DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: String(s.inFlight),
-          DISPATCHER_REQUEST_TIMEOUT_MS: String(s.requestTimeoutMs),
-          DISPATCHER_RETRY_DELAYS: s.retryDelays,
-          SECRETS_ENCRYPTION_KEY: this.stand.secretsKey,
-          HTTP_HOST: '127.0.0.1',
-          LOG_LEVEL: 'warn',
-        },
+    return this.startApp(`dispatcher (${part})`, DISPATCHER_MAIN, part, {
+      DISPATCHER_PORT: String(this.port),
+      DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8',
+      DISPATCHER_CONNECTIONS_PER_ORIGIN: String(s.connections),
+      DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: String(s.inFlight),
+      DISPATCHER_REQUEST_TIMEOUT_MS: String(s.requestTimeoutMs),
+      DISPATCHER_RETRY_DELAYS: s.retryDelays,
+      DISPATCHER_LEDGER_SUCCESS_SAMPLE: String(ledgerSample),
+    });
+  }
+
+  /** The admin app with `part`'s prefix, answering /health/ready (its ledger writer runs). */
+  private async startAdmin(part: Part): Promise<Managed> {
+    const port = await freePort();
+    const child = this.startApp(`admin (${part})`, ADMIN_MAIN, part, {
+      ADMIN_PORT: String(port),
+      ADMIN_TOKENS: randomBytes(24).toString('base64url'),
+    });
+    await waitForHttp(`http://127.0.0.1:${port}/health/ready`, child, START_TIMEOUT_MS);
+    return child;
+  }
+
+  /** One of the apps from dist/, on the run's services with `part`'s prefix, and `own` variables. */
+  private startApp(
+    name: string,
+    main: string,
+    part: Part,
+    own: { readonly [name: string]: string },
+  ): Managed {
+    const s = this.settings;
+    return this.supervisor.spawn(name, process.execPath, [...s.nodeArgs, main], {
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: s.brokers,
+        DATABASE_URL: s.databaseUrl,
+        KAFKA_TOPIC_PREFIX: this.stand.partPrefix(part),
+        KAFKA_TOPIC_PARTITIONS: String(s.partitions),
+        SECRETS_ENCRYPTION_KEY: this.stand.secretsKey,
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...own,
       },
-    );
+    });
   }
 
   private startBare(): Managed {
@@ -315,6 +406,10 @@ class DispatcherBench {
       }
     }
   }
+}
+
+function sum(offsets: Offsets): number {
+  return offsets.reduce((total, { offset }) => total + Number(offset), 0);
 }
 
 function sample(first: Mark, last: Mark): Sample {
