@@ -111,9 +111,9 @@ class DispatcherEnv extends SealedSecretsEnv {
   DISPATCHER_EXTRA_CA_FILE: string = '';
 
   /**
-   * Share of successful deliveries recorded in the delivery ledger, 0 to 1. Failures,
-   * retries, dead letters and deletes are always recorded; lower it only where the ledger
-   * writer cannot keep up with the success rate.
+   * Share of first-try successes recorded in the delivery ledger. Failures, retries, dead
+   * letters, deletes and the success of a delivery that was retried are always recorded;
+   * lower it only where the ledger writer cannot keep up with the success rate.
    */
   @IsNumber()
   @Min(0)

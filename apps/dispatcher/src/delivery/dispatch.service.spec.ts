@@ -256,6 +256,13 @@ describe(DispatchService.name, () => {
       expect(producer.outcomes.map((o) => o.result)).toEqual(['dead']);
     });
 
+    it('records the success of a delivery that was retried whatever the sample', async () => {
+      const dispatch = service({ ledgerSuccessSample: 0 });
+      const retry = delivery({ [HEADER.attempt]: '2', [HEADER.firstAttemptAt]: String(NOW - 1) });
+      await expect(dispatch.dispatch(retry, 'retry')).resolves.toBe('delivered');
+      expect(producer.outcomes.map((o) => [o.result, o.attempts])).toEqual([['delivered', 2]]);
+    });
+
     it('records a sampled share of successes, drawn from the injected randomness', async () => {
       const draws = [0.1, 0.5, 0.29];
       const dispatch = service({ ledgerSuccessSample: 0.3, random: () => draws.shift()! });

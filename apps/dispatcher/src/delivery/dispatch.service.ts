@@ -212,11 +212,13 @@ export class DispatchService {
   }
 
   /**
-   * Every outcome but a success goes to the ledger; successes as sampled
-   * (`ledgerSuccessSample`), except a delete's, which its deletion request waits for.
+   * Every outcome goes to the ledger but a first-try success, which is sampled
+   * (`ledgerSuccessSample`): a delivery that has been on a retry tier already has a row that
+   * its success must close, and a delete's deletion request waits for its outcome.
    */
   private publishesOutcome(facts: DeliveryFacts, decision: Decision): boolean {
     if (decision.kind !== 'delivered' || facts.type === 'delete') return true;
+    if (facts.firstAttemptAt !== undefined) return true;
     const sample = this.options.ledgerSuccessSample;
     return sample >= 1 || (sample > 0 && this.random() < sample);
   }
