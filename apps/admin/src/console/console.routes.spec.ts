@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,12 +6,13 @@ import Fastify, { FastifyInstance } from 'fastify';
 
 import {
   CONSOLE_CSP,
+  CONSOLE_MODULES,
   CONSOLE_STATIC_DIR,
   ConsoleFilesMissingError,
   serveConsole,
 } from './console.routes';
 
-const FILES = ['index.html', 'app.js', 'style.css', 'favicon.svg'];
+const FILES = ['index.html', 'style.css', 'favicon.svg', ...CONSOLE_MODULES];
 
 describe(serveConsole.name, () => {
   let fastify: FastifyInstance;
@@ -29,9 +30,9 @@ describe(serveConsole.name, () => {
   it.each([
     ['/console', 'index.html', 'text/html; charset=utf-8'],
     ['/console/', 'index.html', 'text/html; charset=utf-8'],
-    ['/console/app.js', 'app.js', 'text/javascript; charset=utf-8'],
     ['/console/style.css', 'style.css', 'text/css; charset=utf-8'],
     ['/console/favicon.svg', 'favicon.svg', 'image/svg+xml'],
+    ...CONSOLE_MODULES.map((file) => [`/console/${file}`, file, 'text/javascript; charset=utf-8']),
   ])('serves %s as %s with its content type and the CSP', async (url, file, contentType) => {
     const res = await fastify.inject({ method: 'GET', url });
     expect(res.statusCode).toBe(200);
@@ -48,12 +49,20 @@ describe(serveConsole.name, () => {
     expect(CONSOLE_CSP).not.toMatch(/unsafe|https?:|data:|\*/);
   });
 
-  it('answers 404 for any other path under /console', async () => {
-    const res = await fastify.inject({ method: 'GET', url: '/console/../config.js' });
-    expect(res.statusCode).toBe(404);
-    expect((await fastify.inject({ method: 'GET', url: '/console/app.js.map' })).statusCode).toBe(
-      404,
-    );
+  it.each([
+    '/console/../config.js',
+    '/console/%2e%2e/console.routes.js',
+    '/console/..%2fconsole.routes.js',
+    '/console/static/app.js',
+    '/console/app.js.map',
+    '/console/console.routes.spec.ts',
+  ])('answers 404 for %s (only the listed files are routes)', async (url) => {
+    expect((await fastify.inject({ method: 'GET', url })).statusCode).toBe(404);
+  });
+
+  it('serves every .js file of the folder, and only those', () => {
+    const inFolder = readdirSync(CONSOLE_STATIC_DIR).filter((file) => file.endsWith('.js'));
+    expect([...CONSOLE_MODULES].sort()).toEqual(inFolder.sort());
   });
 
   it('stops start-up with a clear error when the files are missing', () => {
@@ -62,6 +71,11 @@ describe(serveConsole.name, () => {
       writeFileSync(join(dir, 'index.html'), '<!doctype html>');
       expect(() => serveConsole(Fastify(), dir)).toThrow(ConsoleFilesMissingError);
       expect(() => serveConsole(Fastify(), dir)).toThrow(/app\.js cannot be read/);
+      for (const file of ['style.css', 'favicon.svg', ...CONSOLE_MODULES]) {
+        writeFileSync(join(dir, file), '');
+      }
+      rmSync(join(dir, 'live.js'));
+      expect(() => serveConsole(Fastify(), dir)).toThrow(/live\.js cannot be read/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -82,8 +96,20 @@ describe('the console files', () => {
     }
   });
 
-  it('never parse text as HTML: no innerHTML, outerHTML, insertAdjacentHTML or document.write', () => {
-    expect(read('app.js')).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  it.each(CONSOLE_MODULES)(
+    'never parse text as HTML: %s has no innerHTML, outerHTML, insertAdjacentHTML or document.write',
+    (file) => {
+      expect(read(file)).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    },
+  );
+
+  it.each(CONSOLE_MODULES)('%s imports only served modules of the folder, statically', (file) => {
+    const js = read(file);
+    const specifiers = [...js.matchAll(/^import\s[^;]*?from\s+'([^']+)';/gm)].map((m) => m[1]);
+    expect(js.match(/^import\b/gm)?.length ?? 0).toBe(specifiers.length);
+    expect(specifiers.filter((s) => !CONSOLE_MODULES.includes(s.replace(/^\.\//, '')))).toEqual([]);
+    expect(specifiers.every((s) => s.startsWith('./'))).toBe(true);
+    expect(js).not.toMatch(/\bimport\s*\(|importScripts|new Worker/);
   });
 
   it('load the script as a module from the same origin, with no inline script or style', () => {
@@ -92,9 +118,15 @@ describe('the console files', () => {
     expect(html).not.toMatch(/<script>|<style|\sstyle=|\son\w+=/);
   });
 
-  it('keep the token in sessionStorage only', () => {
-    const js = read('app.js');
-    expect(js).toContain('sessionStorage');
-    expect(js).not.toMatch(/localStorage|document\.cookie|indexedDB/);
+  it('keep the token in sessionStorage only, from the API module alone', () => {
+    for (const file of CONSOLE_MODULES) {
+      expect({
+        file,
+        stores: read(file).match(/localStorage|document\.cookie|indexedDB/g),
+      }).toEqual({ file, stores: null });
+    }
+    expect(CONSOLE_MODULES.filter((file) => read(file).includes('sessionStorage'))).toEqual([
+      'api.js',
+    ]);
   });
 });

@@ -12,11 +12,34 @@ export const CONSOLE_PATH = '/console';
  */
 export const CONSOLE_STATIC_DIR = join(__dirname, 'static');
 
+/**
+ * The console's ES modules: app.js, the entry index.html loads, and every module it imports
+ * (natively, no bundle). A fixed list, so only these names are routes and a build that lost one
+ * stops start-up instead of breaking the page; the spec checks it matches the folder.
+ */
+export const CONSOLE_MODULES: readonly string[] = [
+  'app.js',
+  'api.js',
+  'dom.js',
+  'chart.js',
+  'router.js',
+  'sources.js',
+  'destination.js',
+  'deliveries.js',
+  'replay.js',
+  'dead-letters.js',
+  'live.js',
+];
+
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
+
 /** Each file served, by URL path under {@link CONSOLE_PATH}, with its content type. */
 const FILES: Readonly<Record<string, { file: string; contentType: string }>> = {
   '': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
   '/': { file: 'index.html', contentType: 'text/html; charset=utf-8' },
-  '/app.js': { file: 'app.js', contentType: 'text/javascript; charset=utf-8' },
+  ...Object.fromEntries(
+    CONSOLE_MODULES.map((file) => [`/${file}`, { file, contentType: JAVASCRIPT }]),
+  ),
   '/style.css': { file: 'style.css', contentType: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', contentType: 'image/svg+xml' },
 };

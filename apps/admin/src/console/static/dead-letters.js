@@ -1,0 +1,97 @@
+// Dead letters: deliveries no webhook took, filtered by source, reason and time, with replay.
+
+import { listDeliveries, sourceOptions } from './deliveries.js';
+import { DAY_MS, field, h, isoFromInput, link, localInputValue, when } from './dom.js';
+import { bulkReplay, rowReplay } from './replay.js';
+import { hashOf } from './router.js';
+
+const DEAD_COLUMNS = [
+  { label: 'First attempt', cell: (d) => when(d.firstAttemptAt) },
+  { label: 'Message id', cell: (d) => link(d.messageId, hashOf(['deliveries', d.id])) },
+  {
+    label: 'Call',
+    cell: (d) => [d.type ?? '', d.event ? h('span', { class: 'event' }, ' ', d.event) : null],
+  },
+  { label: 'Reason', cell: (d) => (d.reason ? h('code', {}, d.reason) : '—') },
+  {
+    label: 'Last status',
+    cell: (d) => (d.lastStatus === null || d.lastStatus === undefined ? '—' : String(d.lastStatus)),
+  },
+  { label: 'Detail', cell: (d) => d.lastDetail ?? '—' },
+  { label: 'Attempts', cell: (d) => String(d.attempts ?? '—') },
+  { label: 'Replays', cell: (d) => String(d.replays ?? 0) },
+  { label: 'Replay', cell: () => null },
+];
+
+export function deadLettersPage(view, params) {
+  const now = new Date();
+  const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'Any source'));
+  void sourceOptions(source, params.get('sourceId'));
+  const reason = h('input', {
+    type: 'text',
+    name: 'reason',
+    placeholder: 'e.g. http_4xx',
+    value: params.get('reason') ?? '',
+    autocomplete: 'off',
+  });
+  const from = h('input', {
+    type: 'datetime-local',
+    name: 'from',
+    value: params.get('from') ?? localInputValue(new Date(now.getTime() - DAY_MS)),
+  });
+  const to = h('input', {
+    type: 'datetime-local',
+    name: 'to',
+    value: params.get('to') ?? localInputValue(new Date(now.getTime() + 60_000)),
+  });
+  const results = h('div', { 'aria-live': 'polite', 'data-testid': 'results' });
+  const filters = () => ({
+    outcome: 'dead',
+    sourceId: source.value,
+    reason: reason.value.trim(),
+    from: isoFromInput(from.value),
+    to: isoFromInput(to.value),
+  });
+  const list = (event) => {
+    event?.preventDefault();
+    const hashParams = {
+      sourceId: source.value,
+      reason: reason.value.trim(),
+      from: from.value,
+      to: to.value,
+    };
+    history.replaceState(
+      null,
+      '',
+      hashOf(['dead'], Object.fromEntries(Object.entries(hashParams).filter(([, v]) => v))),
+    );
+    void listDeliveries(results, filters(), (d) => rowReplay(d), DEAD_COLUMNS);
+  };
+  const bulk = h('section', { class: 'card' });
+  view.append(
+    h('h1', { tabindex: -1 }, 'Dead letters'),
+    h(
+      'p',
+      {},
+      'Deliveries that no webhook took: permanent refusals, or the retry window closed. Replaying one sends its original bytes again with a fresh retry window; the receiver sees the same messageId with a new signature.',
+    ),
+    h(
+      'form',
+      { class: 'filters card', onsubmit: list },
+      field('Source', source),
+      field('Reason', reason),
+      field('First attempt from', from),
+      field('First attempt before', to),
+      h('button', { type: 'submit' }, 'Show dead letters'),
+    ),
+    bulk,
+    results,
+  );
+  bulkReplay(bulk, () => ({
+    sourceId: source.value,
+    reason: reason.value.trim(),
+    from: isoFromInput(from.value),
+    to: isoFromInput(to.value),
+  }));
+  list();
+}
