@@ -5,6 +5,8 @@ import { join, relative } from 'node:path';
 
 import { parse } from 'yaml';
 
+import { CONSOLE_MODULES } from '../../../apps/admin/src/console/console.routes';
+
 import { buildToTemporaryDir, entryPoints, readRepoFile, ROOT, variablesOf } from './ops-files';
 
 /**
@@ -78,7 +80,7 @@ describe('docker/Dockerfile and docker/compose.yml', () => {
 
   it("ships the operator console's files as written beside the admin app's compiled code", () => {
     const dir = 'apps/admin/src/console/static';
-    for (const file of ['index.html', 'app.js', 'style.css', 'favicon.svg']) {
+    for (const file of ['index.html', 'style.css', 'favicon.svg', ...CONSOLE_MODULES]) {
       expect(readFileSync(join(outDir, dir, file))).toEqual(readFileSync(join(ROOT, dir, file)));
     }
   });
