@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
-import { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { Consumer, EachBatchPayload } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
 import { OffsetCommits } from './offset-commits';
 import { PartitionPipeline } from './partition-pipeline';
-import { IncomingRecord, normalizeHeaders } from './records';
+import { IncomingRecord, incomingRecord } from './records';
 
 /** Options of the {@link KafkaTransport}. */
 export interface KafkaTransportOptions {
@@ -200,7 +200,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const pipeline = this.pipeline(batch.topic, batch.partition, async (record) => {
       await handler(record);
     });
-    const records = batch.messages.map((m) => toRecord(logical, batch.partition, m));
+    const records = batch.messages.map((m) => incomingRecord(logical, batch.partition, m));
     const generation = this.generation;
     const last = await pipeline.admit(
       records,
@@ -358,18 +358,6 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
 function splitKey(key: string): [string, number] {
   const at = key.lastIndexOf(':');
   return [key.slice(0, at), Number(key.slice(at + 1))];
-}
-
-function toRecord(topic: string, partition: number, message: KafkaMessage): IncomingRecord {
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key,
-    value: message.value,
-    headers: normalizeHeaders(message.headers),
-    timestamp: Number(message.timestamp),
-  };
 }
 
 /** Nest hands handler errors back as plain `{ status, message }` objects. */

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import type { Admin, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
-import { IncomingRecord, normalizeHeaders } from './records';
+import { IncomingRecord, incomingRecord } from './records';
 
 /** Where a record is on its topic. */
 export interface RecordPosition {
@@ -151,7 +151,7 @@ export class RecordReader {
       const idle = ends.map((e) => e.partition).filter((partition) => !wants.has(partition));
       try {
         const found = await this.consume({ name, groupId, wants, idle, missing }, (records) =>
-          onRecords(records.map((m) => incoming(topic, m.partition, m.message))),
+          onRecords(records.map((m) => incomingRecord(topic, m.partition, m.message))),
         );
         return { found, missing };
       } finally {
@@ -294,16 +294,4 @@ class ReadProgress {
     }
     await payload.heartbeat();
   }
-}
-
-function incoming(topic: string, partition: number, message: KafkaMessage): IncomingRecord {
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key,
-    value: message.value,
-    headers: normalizeHeaders(message.headers),
-    timestamp: Number(message.timestamp),
-  };
 }
