@@ -7,6 +7,9 @@
  *   (b) `/v1/track` requests/s ÷ a bare `node:http` server that parses the same body
  *   (c) `/v1/track` p99 latency at half the measured maximum rate (open loop)
  *
+ * Beside them, `/v1/t` with `text/plain` and a page's `Origin`, as Segment's browser library
+ * sends a track call, through the same load tool: the short route against the long one.
+ *
  * Run through `npm run bench:ingest` (bench/run.sh builds, starts the services, migrates).
  */
 import { readdirSync } from 'node:fs';
@@ -29,6 +32,8 @@ import { Stand, type Target } from './stand.mts';
 const GOAL_BATCH = 0.35;
 const SUCCESS = '{"success":true}';
 const GOAL_TRACK = 0.7;
+/** The origin of the page the browser-like `/v1/t` requests claim to come from. */
+const PAGE_ORIGIN = 'http://127.0.0.1:3000';
 /** Distinct `/v1/track` bodies (one user each), so records spread over the partitions. */
 const TRACK_BODIES = 16;
 /** ProducerPerformance records in the calibration run; each later run is sized from the last. */
@@ -42,6 +47,7 @@ interface Measurements {
   readonly batch: Series;
   readonly perf: Series;
   readonly track: Series;
+  readonly shortTrack: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
   readonly bareKafka: Series;
@@ -94,6 +100,7 @@ class IngestBench {
     const checks: [Target | undefined, string, string][] = [
       [this.ingest, '/v1/batch', this.batchBody],
       [this.ingest, '/v1/track', this.trackBodies[0]],
+      [this.ingest, '/v1/t', this.trackBodies[0]],
       [this.bare, '/v1/track', this.trackBodies[0]],
       [this.bareFastify, '/v1/track', this.trackBodies[0]],
       [this.bareKafka, '/v1/track', this.trackBodies[0]],
@@ -126,6 +133,10 @@ class IngestBench {
     await this.perf(series('warm-up ProducerPerformance', 'records/s'));
     const track = { ...this.trackPlan(), ...short };
     await this.load(series('warm-up /v1/track', 'requests/s'), this.ingest, track);
+    await this.load(series('warm-up /v1/t', 'requests/s'), this.ingest, {
+      ...this.shortTrackPlan(),
+      ...short,
+    });
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
     await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
     await this.load(series('warm-up bare node:http + Kafka', 'requests/s'), this.bareKafka, track);
@@ -137,6 +148,7 @@ class IngestBench {
       batch: series('ingest /v1/batch', 'events/s'),
       perf: series('ProducerPerformance', 'records/s'),
       track: series('ingest /v1/track', 'requests/s'),
+      shortTrack: series('ingest /v1/t text/plain', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
       bareKafka: series('bare node:http + Kafka', 'requests/s'),
@@ -145,6 +157,7 @@ class IngestBench {
       batch: () => this.load(m.batch, this.ingest, this.batchPlan()),
       perf: () => this.perf(m.perf),
       track: () => this.load(m.track, this.ingest, this.trackPlan()),
+      shortTrack: () => this.load(m.shortTrack, this.ingest, this.shortTrackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
       bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
@@ -154,8 +167,8 @@ class IngestBench {
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] =
         round % 2 === 1
-          ? ['track', 'bare', 'bareFastify', 'bareKafka', 'batch', 'perf']
-          : ['bareKafka', 'bareFastify', 'bare', 'track', 'perf', 'batch'];
+          ? ['track', 'shortTrack', 'bare', 'bareFastify', 'bareKafka', 'batch', 'perf']
+          : ['bareKafka', 'bareFastify', 'bare', 'shortTrack', 'track', 'perf', 'batch'];
       for (const name of order) await runs[name]();
     }
     return m;
@@ -187,6 +200,16 @@ class IngestBench {
       connections: this.settings.trackConnections,
       warmupMs: this.settings.warmupSeconds * 1000,
       durationMs: this.settings.seconds * 1000,
+    };
+  }
+
+  /** A track call as Segment's browser library posts it: short route, text/plain, Origin. */
+  private shortTrackPlan(): LoadPlan {
+    return {
+      ...this.trackPlan(),
+      path: '/v1/t',
+      contentType: 'text/plain',
+      headers: { Origin: PAGE_ORIGIN },
     };
   }
 
@@ -277,6 +300,7 @@ class IngestBench {
         m.batch,
         m.perf,
         m.track,
+        m.shortTrack,
         m.bare,
         m.bareFastify,
         m.bareKafka,
@@ -298,6 +322,11 @@ class IngestBench {
           perRound: paired(m.track, m.bare),
         },
       ]),
+      `/v1/t (text/plain, with Origin) requests/s ÷ /v1/track requests/s = ` +
+        `${ratio(m.shortTrack, m.track).toFixed(2)} (the browser library's route and CORS ` +
+        `against the long route; per round ${paired(m.shortTrack, m.track)
+          .map((r) => r.toFixed(2))
+          .join(' ')})`,
       context('bare Fastify', m.bareFastify, 'the HTTP framework alone, before any work'),
       context(
         'bare node:http + Kafka',

@@ -19,6 +19,10 @@ export interface LoadPlan {
   readonly warmupMs: number;
   readonly durationMs: number;
   readonly ratePerSecond?: number;
+  /** The body's Content-Type; `application/json` when absent. */
+  readonly contentType?: string;
+  /** Headers sent besides Authorization and Content-Type (a browser's Origin, say). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** A run's sample plus what went wrong in it, if anything. */
@@ -55,7 +59,8 @@ export async function runLoad(
     path: plan.path,
     headers: {
       Authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`,
-      'Content-Type': 'application/json',
+      'Content-Type': plan.contentType ?? 'application/json',
+      ...plan.headers,
     },
     bodies: plan.bodies,
     connections: plan.connections,
