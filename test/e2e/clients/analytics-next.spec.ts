@@ -103,7 +103,7 @@ async function callEveryType(args: {
   cdnURL: string;
   options: Json;
 }): Promise<PageCalls> {
-  const { AnalyticsBrowser } = (window as unknown as AnalyticsNextGlobal).AnalyticsNext;
+  const { AnalyticsBrowser } = (globalThis as unknown as AnalyticsNextGlobal).AnalyticsNext;
   const analytics = AnalyticsBrowser.load(
     { writeKey: args.writeKey, cdnURL: args.cdnURL },
     args.options,
@@ -297,7 +297,7 @@ describe('Segment’s browser library (@segment/analytics-next) in headless Chro
     await page.goto(`${pageOrigin}/`);
     await page.evaluate(
       ({ writeKey, cdnSettings }) => {
-        const { AnalyticsBrowser } = (window as unknown as AnalyticsNextGlobal).AnalyticsNext;
+        const { AnalyticsBrowser } = (globalThis as unknown as AnalyticsNextGlobal).AnalyticsNext;
         void AnalyticsBrowser.load({ writeKey, cdnSettings }).track('Refused');
       },
       { writeKey: shop.writeKey, cdnSettings: settings as Json },
