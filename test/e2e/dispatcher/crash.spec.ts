@@ -1,13 +1,13 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { buildToTemporaryDir } from '../../helpers/build';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
-const ROOT = join(__dirname, '..', '..', '..');
 const CALLS = 1_200;
 
 /**
@@ -17,7 +17,7 @@ const CALLS = 1_200;
  */
 describe('dispatcher killed with SIGKILL mid-load and restarted', () => {
   const harness = new DispatcherHarness();
-  const buildDir = join(ROOT, '.local', 'test-build', randomUUID());
+  let buildDir: string;
   let sink: WebhookReceiver;
   let child: ChildProcess | undefined;
 
@@ -36,12 +36,7 @@ describe('dispatcher killed with SIGKILL mid-load and restarted', () => {
   }
 
   beforeAll(async () => {
-    mkdirSync(buildDir, { recursive: true });
-    execFileSync(
-      join(ROOT, 'node_modules', '.bin', 'swc'),
-      ['apps', 'libs', '--config-file', '.swcrc', '-d', buildDir, '--quiet'],
-      { cwd: ROOT, stdio: 'pipe' },
-    );
+    buildDir = buildToTemporaryDir();
     await harness.start({}, false);
     sink = await new WebhookReceiver().start();
   });
@@ -53,7 +48,7 @@ describe('dispatcher killed with SIGKILL mid-load and restarted', () => {
     }
     await sink?.stop();
     await harness.close();
-    rmSync(buildDir, { recursive: true, force: true });
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
   });
 
   it('delivers every message id at least once', async () => {

@@ -1,6 +1,6 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Client } from 'pg';
@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import { DeliveryOutcome, TOPIC } from '@app/contracts';
 import { BatchProducer, KafkaConnection, OutgoingRecord, TopicAdmin } from '@app/kafka';
 
+import { buildToTemporaryDir } from '../../helpers/build';
 import {
   eventually,
   serviceEnv,
@@ -17,7 +18,6 @@ import {
 } from '../../helpers/services';
 import { createMigratedTestDatabase, TestDatabase } from '../../helpers/test-database';
 
-const ROOT = join(__dirname, '..', '..', '..');
 const DELIVERIES = 6_000;
 const PARTITIONS = 3;
 
@@ -27,7 +27,7 @@ const PARTITIONS = 3;
  * attempts once, although records written before the kill are read again after it.
  */
 describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
-  const buildDir = join(ROOT, '.local', 'test-build', randomUUID());
+  let buildDir: string;
   const prefix = uniquePrefix('ledger');
   let database: TestDatabase;
   let db: Client;
@@ -65,12 +65,7 @@ describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
   }
 
   beforeAll(async () => {
-    mkdirSync(buildDir, { recursive: true });
-    execFileSync(
-      join(ROOT, 'node_modules', '.bin', 'swc'),
-      ['apps', 'libs', '--config-file', '.swcrc', '-d', buildDir, '--quiet'],
-      { cwd: ROOT, stdio: 'pipe' },
-    );
+    buildDir = buildToTemporaryDir();
     database = await createMigratedTestDatabase();
     db = new Client({ connectionString: database.url });
     await db.connect();
@@ -102,7 +97,7 @@ describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
     await topics?.disconnect();
     await db?.end();
     await database?.drop();
-    rmSync(buildDir, { recursive: true, force: true });
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
   });
 
   it('has every outcome once after the restart', async () => {

@@ -44,11 +44,15 @@ describe('the router', () => {
       const delivery = await h.delivery(messageId);
       expect(delivery.key?.toString()).toBe(`${destination.id}:user:1`);
       expect(delivery.value?.equals(call.value as Buffer)).toBe(true);
+      // The event (a track's `event`, a page's or screen's `name`) rides along for the ledger.
+      const { event, name } = fields as { event?: string; name?: string };
+      const label = event ?? name;
       expect(delivery.headers).toEqual({
         [HEADER.sourceId]: Buffer.from(source.id),
         [HEADER.callType]: Buffer.from(type),
         [HEADER.messageId]: Buffer.from(messageId),
         [HEADER.destinationId]: Buffer.from(destination.id),
+        ...(label === undefined ? {} : { [HEADER.event]: Buffer.from(label) }),
       });
       await h.settled();
       expect(h.deliveriesOf(messageId)).toHaveLength(1);

@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The repository's root. */
@@ -16,22 +14,7 @@ export function entryPoints(text: string): string[] {
   return [...new Set(text.match(/dist\/[\w./-]+\.js/g) ?? [])];
 }
 
-/**
- * Runs package.json's build script with its output directory moved from dist/ (which others
- * may be running from) to a new temporary directory, and returns that directory.
- */
-export function buildToTemporaryDir(): string {
-  const script = (JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> })
-    .scripts.build;
-  if (!/(^|\s)-d dist(\s|$)/.test(script)) throw new Error(`unexpected build script: ${script}`);
-  const outDir = mkdtempSync(join(tmpdir(), 'sluice-build-'));
-  execFileSync('bash', ['-c', script.replace(/\bdist\b/g, outDir)], {
-    cwd: ROOT,
-    env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}` },
-    stdio: 'pipe',
-  });
-  return outDir;
-}
+export { buildToTemporaryDir } from '../../helpers/build';
 
 /**
  * The helm binary: $HELM, else the one .ci/run builds into .local/bin, else helm on PATH.
