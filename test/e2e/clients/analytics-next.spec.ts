@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-import { BrowserContext, chromium } from 'playwright-core';
+import { BrowserContext } from 'playwright-core';
 
+import { launchChromium, TestBrowser } from '../../helpers/browser';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually, scrapeMetric } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -21,20 +21,6 @@ type Json = Record<string, any>;
  * `AnalyticsBrowser.load({ writeKey, cdnURL })`, and for batching the `Segment.io`
  * integration's `deliveryStrategy` (the library's README, "Batching").
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** Headless as root (no sandbox); nothing of the browser's own on the network. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 const BUNDLE = join(
   dirname(require.resolve('@segment/analytics-next/package.json')),
   'dist/umd/index.js',
@@ -136,7 +122,7 @@ describe('Segment’s browser library (@segment/analytics-next) in headless Chro
   const receivers: WebhookReceiver[] = [];
   let pageServer: Server;
   let pageOrigin: string;
-  let profile: string;
+  let browser: TestBrowser;
   let context: BrowserContext;
   /** Every URL the browser requested (preflights excepted: Chromium does not report them). */
   const requested: string[] = [];
@@ -145,19 +131,13 @@ describe('Segment’s browser library (@segment/analytics-next) in headless Chro
     await harness.start();
     pageServer = await startPageServer();
     pageOrigin = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
-    profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 60_000,
-    });
+    browser = await launchChromium();
+    context = browser.context;
     context.on('request', (request) => requested.push(request.url()));
   }, 180_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await new Promise((resolve) => pageServer?.close(resolve));
     await Promise.all(receivers.map((r) => r.stop()));
     await harness.close();

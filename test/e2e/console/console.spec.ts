@@ -12,7 +12,7 @@ import { Analytics } from '@app/client';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
-import { launchChromium, TestBrowser } from './browser';
+import { launchChromium, TestBrowser } from '../../helpers/browser';
 
 /** Screenshots of the pages for docs/console.md, taken only when asked for. */
 const SCREENSHOTS = process.env.SLUICE_CONSOLE_SCREENSHOTS === '1';

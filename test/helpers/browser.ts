@@ -28,15 +28,15 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Starts Chromium on a new user-data-dir, 1280 px wide. */
-export async function launchChromium(): Promise<TestBrowser> {
+/** Starts Chromium on a new user-data-dir, 1280 px wide (the console and browser-SDK tests). */
+export async function launchChromium(timeoutMs = 60_000): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
-    timeout: 30_000,
+    timeout: timeoutMs,
   });
   return {
     context,
