@@ -84,6 +84,7 @@ describe(SettingsCache.name, () => {
       id: source.id,
       name: 'Shop',
       enabled: true,
+      allowedOrigins: [],
     });
     expect(cache.source(source.id)).toBe(cache.sourceByWriteKey(writeKey));
     const loaded = cache.destinationForSource(source.id);
