@@ -25,7 +25,7 @@ interface LedgerLib {
   ) => { add(row: Row): Promise<void> };
 }
 interface RowsLib {
-  ledgerRow(outcome: object): Row;
+  ledgerRow(this: void, outcome: object): Row;
 }
 interface SettingsLib {
   createSettingsDataSource(options: { url: string; poolSize: number }): {
