@@ -35,4 +35,9 @@ export const HEADER = {
   deliveryId: 'sluice-delivery-id',
   /** The id of the delivery a replay repeats. */
   replayOf: 'sluice-replay-of',
+  /**
+   * On `sluice.deliveries.outcomes.v1`: how many outcomes a record holds (its value a JSON
+   * array); absent on a record of one outcome (a JSON object, as for delete notifications).
+   */
+  outcomeCount: 'sluice-outcome-count',
 } as const;

@@ -26,11 +26,13 @@ export interface WebhookAttempt {
 }
 
 /**
- * The value of a record on `sluice.deliveries.outcomes.v1` (JSON): one per attempt of every
- * delivery (and one when a delivery ends or moves on without an attempt), published by the
- * dispatcher, keyed like the delivery (`destinationId:userKey`), so the outcomes of one
- * delivery stay in order. Read by the delivery ledger and by the deletion receipts. At least
- * once: a reader must tolerate duplicates.
+ * One outcome on `sluice.deliveries.outcomes.v1`: one per attempt of every delivery (and one
+ * when a delivery ends or moves on without an attempt), published by the dispatcher. A delete
+ * notification's outcome is a record of its own (a JSON object, keyed like the delivery), for
+ * the deletion receipts; the others travel many to a record (a JSON array, header
+ * `sluice-outcome-count`), which costs the dispatcher a fraction of a record each. Read by the
+ * delivery ledger, whose upsert does not depend on their order. At least once: a reader must
+ * tolerate duplicates.
  */
 export interface DeliveryOutcome {
   /** The delivery's id: stable over its attempts, new for a replay. */
@@ -69,16 +71,37 @@ const STATES: ReadonlySet<string> = new Set<DeliveryState>([
   'retrying',
 ]);
 
-/** Reads an outcome record's value; undefined when it is not one. */
+/** Reads an outcome record's value of one outcome; undefined when it is not one. */
 export function parseDeliveryOutcome(value: Buffer | string | null): DeliveryOutcome | undefined {
+  const parsed = parseJson(value);
+  return parsed === undefined || Array.isArray(parsed) ? undefined : asOutcome(parsed);
+}
+
+/**
+ * Reads an outcome record's value: one outcome (an object) or several (an array). Undefined
+ * when it is neither; `invalid` counts the array's entries that are not outcomes.
+ */
+export function parseDeliveryOutcomes(
+  value: Buffer | string | null,
+): { readonly outcomes: DeliveryOutcome[]; readonly invalid: number } | undefined {
+  const parsed = parseJson(value);
+  if (parsed === undefined) return undefined;
+  const entries: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  const outcomes = entries.map(asOutcome).filter((o) => o !== undefined);
+  return { outcomes, invalid: entries.length - outcomes.length };
+}
+
+function parseJson(value: Buffer | string | null): unknown {
   if (value === null) return undefined;
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(value.toString());
+    return JSON.parse(value.toString()) as unknown;
   } catch {
     return undefined;
   }
-  const o = asJsonObject(parsed);
+}
+
+function asOutcome(value: unknown): DeliveryOutcome | undefined {
+  const o = asJsonObject(value);
   if (!o) return undefined;
   const strings = ['deliveryId', 'messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
   if (strings.some((name) => typeof o[name] !== 'string')) return undefined;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { Client } from 'pg';
 
-import { DeliveryOutcome, TOPIC } from '@app/contracts';
+import { DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
 import { BatchProducer, KafkaConnection, OutgoingRecord, TopicAdmin } from '@app/kafka';
 
 import { buildToTemporaryDir } from '../../helpers/build';
@@ -19,6 +19,9 @@ import {
 import { createMigratedTestDatabase, TestDatabase } from '../../helpers/test-database';
 
 const DELIVERIES = 6_000;
+const DELETES = 50;
+/** As the dispatcher gathers them (apps/dispatcher/src/delivery/outcome-batcher.ts), but fewer. */
+const OUTCOMES_PER_RECORD = 20;
 const PARTITIONS = 3;
 
 /**
@@ -113,24 +116,37 @@ describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
       firstAttemptAt: new Date(now).toISOString(),
       at: new Date(now + attempts * 1_000).toISOString(),
     });
-    // Each delivery: a retrying outcome, then a delivered one, keyed alike (so in order).
+    // Each delivery: a retrying outcome, then a delivered one. As the dispatcher sends them:
+    // a delete's alone (keyed like its delivery), the others many to an unkeyed record, so
+    // one delivery's outcomes may sit on different partitions, in any order.
+    const ids = Array.from({ length: DELIVERIES }, () => randomUUID());
     const records: OutgoingRecord[] = [];
-    for (let i = 0; i < DELIVERIES; i += 1) {
-      const id = randomUUID();
-      for (const [attempts, result] of [
-        [1, 'retrying'],
-        [2, 'delivered'],
-      ] as const) {
+    for (const [attempts, result] of [
+      [1, 'retrying'],
+      [2, 'delivered'],
+    ] as const) {
+      for (let i = 0; i < DELIVERIES; i += OUTCOMES_PER_RECORD) {
+        const outcomes = ids
+          .slice(i, i + OUTCOMES_PER_RECORD)
+          .map((id) => outcome(id, attempts, result));
         records.push({
           topic: TOPIC.deliveryOutcomes,
-          key: `dest:u-${i}`,
-          value: JSON.stringify(outcome(id, attempts, result)),
+          key: null,
+          value: JSON.stringify(outcomes),
+          headers: { [HEADER.outcomeCount]: String(outcomes.length) },
         });
       }
     }
-    for (let i = 0; i < records.length; i += 1_000) {
-      await producer.send(records.slice(i, i + 1_000));
-    }
+    records.push(
+      ...ids.slice(0, DELETES).map((id) => ({
+        topic: TOPIC.deliveryOutcomes,
+        key: `dest:${id}`,
+        value: JSON.stringify({ ...outcome(randomUUID(), 1, 'delivered'), type: 'delete' }),
+        headers: { [HEADER.callType]: 'delete' },
+      })),
+    );
+    // In produces well under the broker's batch limit.
+    for (let i = 0; i < records.length; i += 50) await producer.send(records.slice(i, i + 50));
     child = startChild();
     await eventually(
       async () =>
@@ -139,20 +155,27 @@ describe('the ledger writer killed with SIGKILL mid-load and restarted', () => {
     );
     child.kill('SIGKILL');
     await exited(child);
-    const beforeRestart = await count(`SELECT count(*)::int AS n FROM delivery_ledger`);
-    expect(beforeRestart).toBeLessThan(DELIVERIES);
+    // Killed before it had written everything.
+    const deliveredBefore = await count(
+      `SELECT count(*)::int AS n FROM delivery_ledger WHERE state = 'delivered'`,
+    );
+    expect(deliveredBefore).toBeLessThan(DELIVERIES + DELETES);
     child = startChild();
     await eventually(
       async () =>
         (await count(
           `SELECT count(*)::int AS n FROM delivery_ledger WHERE state = 'delivered'`,
-        )) === DELIVERIES || undefined,
+        )) ===
+          DELIVERIES + DELETES || undefined,
       90_000,
     );
-    await expect(count(`SELECT count(*)::int AS n FROM delivery_ledger`)).resolves.toBe(DELIVERIES);
+    await expect(count(`SELECT count(*)::int AS n FROM delivery_ledger`)).resolves.toBe(
+      DELIVERIES + DELETES,
+    );
     await expect(
       count(
-        `SELECT count(*)::int AS n FROM delivery_ledger WHERE jsonb_array_length(history) <> 2`,
+        `SELECT count(*)::int AS n FROM delivery_ledger
+          WHERE call_type = 'track' AND jsonb_array_length(history) <> 2`,
       ),
     ).resolves.toBe(0);
   }, 180_000);

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 
-import { parseDeliveryOutcome, TOPIC } from '@app/contracts';
+import { parseDeliveryOutcomes, TOPIC } from '@app/contracts';
 import { IncomingRecord, KafkaTransport } from '@app/kafka';
 
 import { deadPointer, ledgerRow } from './ledger-rows';
@@ -36,14 +36,19 @@ export class LedgerConsumer implements OnApplicationBootstrap, OnApplicationShut
     clearInterval(this.timer);
   }
 
+  /** A record of one outcome (a delete's) or of several. */
   async outcome(record: IncomingRecord): Promise<void> {
-    const outcome = parseDeliveryOutcome(record.value);
-    const row = outcome && ledgerRow(outcome);
-    if (!row) {
-      this.logger.warn(`outcome record ${record.partition}@${record.offset} is not one; skipped`);
-      return;
+    const parsed = parseDeliveryOutcomes(record.value);
+    const rows = parsed?.outcomes.map(ledgerRow).filter((row) => row !== undefined) ?? [];
+    const skipped =
+      parsed === undefined ? 1 : parsed.outcomes.length + parsed.invalid - rows.length;
+    if (skipped > 0) {
+      this.logger.warn(
+        `outcome record ${record.partition}@${record.offset}: ${skipped} of its entries are not outcomes; skipped`,
+      );
     }
-    await this.writer.add(row);
+    if (rows.length === 1) await this.writer.add(rows[0]);
+    else if (rows.length > 1) await Promise.all(rows.map((row) => this.writer.add(row)));
   }
 
   async deadLetter(record: IncomingRecord): Promise<void> {

@@ -8,6 +8,7 @@ import {
   DeliveryOutcome,
   HEADER,
   parseDeliveryOutcome,
+  parseDeliveryOutcomes,
   retryTopic,
   TOPIC,
 } from '@app/contracts';
@@ -69,12 +70,12 @@ class FakeProducer {
     return this.batches.flat().filter((r) => r.topic !== TOPIC.deliveryOutcomes);
   }
 
-  /** The ledger's outcome records sent, read. */
+  /** The ledger's outcomes sent (one per record, or several), read. */
   get outcomes(): DeliveryOutcome[] {
     return this.batches
       .flat()
       .filter((r) => r.topic === TOPIC.deliveryOutcomes)
-      .map((r) => parseDeliveryOutcome(r.value)!);
+      .flatMap((r) => parseDeliveryOutcomes(r.value as string)!.outcomes);
   }
 }
 
@@ -263,6 +264,28 @@ describe(DispatchService.name, () => {
       expect(producer.outcomes.map((o) => [o.result, o.attempts])).toEqual([['delivered', 2]]);
     });
 
+    it("gathers concurrent deliveries' outcomes into one record, resolving each once it is sent", async () => {
+      const dispatch = service();
+      const ids = ['m-1', 'm-2', 'm-3'];
+      await Promise.all(
+        ids.map((id) => dispatch.dispatch(delivery({ [HEADER.messageId]: id }), 'main')),
+      );
+      const records = producer.batches.flat();
+      expect(records).toHaveLength(1);
+      expect(records[0].key).toBeNull();
+      expect(texts(records[0])).toEqual({ [HEADER.outcomeCount]: '3' });
+      expect(producer.outcomes.map((o) => o.messageId)).toEqual(ids);
+    });
+
+    it('fails every delivery of an outcome record Kafka did not acknowledge', async () => {
+      producer.failure = new Error('broker down');
+      const dispatch = service();
+      const both = ['m-1', 'm-2'].map((id) =>
+        dispatch.dispatch(delivery({ [HEADER.messageId]: id }), 'main'),
+      );
+      for (const one of both) await expect(one).rejects.toThrow('broker down');
+    });
+
     it('records a sampled share of successes, drawn from the injected randomness', async () => {
       const draws = [0.1, 0.5, 0.29];
       const dispatch = service({ ledgerSuccessSample: 0.3, random: () => draws.shift()! });
@@ -303,7 +326,6 @@ describe(DispatchService.name, () => {
       client.answers.set(URL_1, HTTP_500);
       client.answers.set(URL_2, REFUSED);
       await expect(service().dispatch(delivery(), 'main')).resolves.toBe('retried');
-      expect(producer.batches).toHaveLength(1);
       expect(producer.sent).toHaveLength(1);
       const [retry] = producer.sent;
       expect(retry.topic).toBe(retryTopic(10));

@@ -24,6 +24,7 @@ import {
 } from './delivery-record';
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
+import { OutcomeBatcher } from './outcome-batcher';
 import { WebhookClient } from './webhook-client';
 
 /** The settings of the dispatch, from the app's configuration. */
@@ -70,6 +71,7 @@ export class DispatchService {
   private readonly random: () => number;
   private readonly slots: Semaphore;
   private readonly gate: DestinationGate;
+  private readonly outcomes: OutcomeBatcher;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, HmacSha1>();
 
@@ -84,6 +86,7 @@ export class DispatchService {
     this.random = options.random ?? Math.random;
     this.slots = new Semaphore(options.maxInFlight);
     this.gate = new DestinationGate(options.maxInFlightPerDestination, options.failingAfter);
+    this.outcomes = new OutcomeBatcher(producer);
   }
 
   /**
@@ -168,7 +171,8 @@ export class DispatchService {
 
   /**
    * Acts on a decision, the one place that does: produces the retry or dead record and the
-   * ledger's outcome record together (one request), then counts and logs.
+   * ledger's outcome (gathered with other deliveries' outcomes into one record), waits for
+   * Kafka's acknowledgement of both, then counts and logs.
    */
   private async apply(
     record: IncomingRecord,
@@ -181,10 +185,17 @@ export class DispatchService {
     const records: OutgoingRecord[] = [];
     if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
-    if (this.publishesOutcome(facts, decision)) {
-      records.push(outcomeRecord(record, deliveryOutcome(facts, decision, answers, now)));
-    }
-    if (records.length > 0) await this.producer.send(records);
+    const outcome = this.publishesOutcome(facts, decision)
+      ? deliveryOutcome(facts, decision, answers, now)
+      : undefined;
+    // A delete's outcome is a record of its own, which the deletion receipts read.
+    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, outcome));
+    const sends: Promise<void>[] = [];
+    if (records.length > 0) sends.push(this.producer.send(records));
+    if (outcome && facts.type !== 'delete') sends.push(this.outcomes.add(outcome));
+    // One await for both, so that neither rejection goes unhandled.
+    if (sends.length === 1) await sends[0];
+    else if (sends.length > 1) await Promise.all(sends);
     switch (decision.kind) {
       case 'delivered': {
         const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);

@@ -1,0 +1,83 @@
+import { DeliveryOutcome, HEADER, parseDeliveryOutcomes, TOPIC } from '@app/contracts';
+import { OutgoingRecord } from '@app/kafka';
+
+import {
+  MAX_OUTCOME_RECORD_BYTES,
+  MAX_OUTCOME_RECORDS_PER_SEND,
+  MAX_OUTCOMES_PER_RECORD,
+  OutcomeBatcher,
+} from './outcome-batcher';
+
+function outcome(i: number, detail = ''): DeliveryOutcome {
+  return {
+    deliveryId: `d-${i}`,
+    messageId: `m-${i}`,
+    sourceId: 's',
+    destinationId: 'dest',
+    type: 'track',
+    result: 'delivered',
+    attempts: 1,
+    at: '2030-01-01T00:00:00.000Z',
+    ...(detail ? { reason: detail } : {}),
+  };
+}
+
+/** Records each produce; resolves or rejects as told. */
+class FakeProducer {
+  readonly sends: OutgoingRecord[][] = [];
+  failure?: Error;
+
+  send(records: readonly OutgoingRecord[]): Promise<void> {
+    this.sends.push([...records]);
+    return this.failure ? Promise.reject(this.failure) : Promise.resolve();
+  }
+}
+
+const ids = (records: OutgoingRecord[]) =>
+  records.flatMap((r) =>
+    parseDeliveryOutcomes(r.value as string)!.outcomes.map((o) => o.messageId),
+  );
+
+describe(OutcomeBatcher.name, () => {
+  it('sends the outcomes of one tick as one unkeyed record with their count', async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer);
+    await Promise.all([0, 1, 2].map((i) => batcher.add(outcome(i))));
+    expect(producer.sends).toHaveLength(1);
+    const [record] = producer.sends[0];
+    expect(record).toMatchObject({ topic: TOPIC.deliveryOutcomes, key: null });
+    expect(record.headers).toEqual({ [HEADER.outcomeCount]: '3' });
+    expect(ids([record])).toEqual(['m-0', 'm-1', 'm-2']);
+  });
+
+  it('bounds outcomes per record, bytes per record and records per produce', async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer);
+    const big = 'x'.repeat(MAX_OUTCOME_RECORD_BYTES / 4);
+    const count = MAX_OUTCOMES_PER_RECORD * MAX_OUTCOME_RECORDS_PER_SEND + 10;
+    await Promise.all([
+      ...Array.from({ length: count }, (_, i) => batcher.add(outcome(i))),
+      ...Array.from({ length: 8 }, (_, i) => batcher.add(outcome(count + i, big))),
+    ]);
+    const records = producer.sends.flat();
+    for (const send of producer.sends) expect(send.length).toBeLessThanOrEqual(3);
+    for (const record of records) {
+      expect((record.value as string).length).toBeLessThanOrEqual(MAX_OUTCOME_RECORD_BYTES);
+      expect(Number(record.headers?.[HEADER.outcomeCount])).toBeLessThanOrEqual(
+        MAX_OUTCOMES_PER_RECORD,
+      );
+    }
+    expect(ids(records)).toEqual(Array.from({ length: count + 8 }, (_, i) => `m-${i}`));
+  });
+
+  it('rejects every outcome of a refused produce, and sends later ones anew', async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer);
+    producer.failure = new Error('refused');
+    const refused = [batcher.add(outcome(0)), batcher.add(outcome(1))];
+    for (const one of refused) await expect(one).rejects.toThrow('refused');
+    producer.failure = undefined;
+    await expect(batcher.add(outcome(2))).resolves.toBeUndefined();
+    expect(ids(producer.sends.at(-1)!)).toEqual(['m-2']);
+  });
+});
