@@ -4,7 +4,7 @@ import { Consumer, EachBatchPayload } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
 import { OffsetCommits } from './offset-commits';
-import { PartitionPipeline } from './partition-pipeline';
+import { PartitionPipeline, PipelineHandler } from './partition-pipeline';
 import { IncomingRecord, incomingRecord } from './records';
 
 /** Options of the {@link KafkaTransport}. */
@@ -62,8 +62,11 @@ const COMMIT_GATHER_MS = 50;
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
 
-/** Handles one record; resolves once everything the record caused is durable. */
-export type RecordHandler = (record: IncomingRecord) => Promise<unknown>;
+/**
+ * Handles one record; resolves once everything the record caused is durable, or answers
+ * {@link DurableLater} to free the record's slot before that (its offset waits).
+ */
+export type RecordHandler = PipelineHandler;
 
 /**
  * A Nest microservice transport over Kafka: serves the handlers given to {@link consume}
@@ -197,9 +200,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     if (logical !== undefined && this.options.topics && !this.options.topics.includes(logical))
       return;
     if (!this.consumer || logical === undefined || !handler || this.closing) return;
-    const pipeline = this.pipeline(batch.topic, batch.partition, async (record) => {
-      await handler(record);
-    });
+    // The handlers are the ones given to `consume`: they take the record alone.
+    const pipeline = this.pipeline(batch.topic, batch.partition, handler);
     const records = batch.messages.map((m) => incomingRecord(logical, batch.partition, m));
     const generation = this.generation;
     const last = await pipeline.admit(
@@ -240,11 +242,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   }
 
   /** The pipeline of a partition in the current assignment, made on its first batch. */
-  private pipeline(
-    topic: string,
-    partition: number,
-    handle: (record: IncomingRecord) => Promise<void>,
-  ): PartitionPipeline {
+  private pipeline(topic: string, partition: number, handle: PipelineHandler): PartitionPipeline {
     const key = `${topic}:${partition}`;
     const existing = this.pipelines.get(key);
     if (existing) return existing;

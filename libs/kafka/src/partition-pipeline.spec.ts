@@ -1,4 +1,4 @@
-import { PartitionPipeline, PipelineControl } from './partition-pipeline';
+import { DurableLater, PartitionPipeline, PipelineControl } from './partition-pipeline';
 import { IncomingRecord } from './records';
 
 function record(offset: number, key?: string, dueAt?: number): IncomingRecord {
@@ -252,5 +252,80 @@ describe('PartitionPipeline', () => {
     gates.finish(0);
     await draining;
     expect(control.commits).toEqual(['1']);
+  });
+});
+
+describe('PartitionPipeline with handlers answering DurableLater', () => {
+  /** Each record's handler answers at once; its durability waits until the test says so. */
+  class Later {
+    readonly started: string[] = [];
+    private readonly durable = new Map<
+      string,
+      { resolve: () => void; reject: (e: Error) => void }
+    >();
+
+    readonly handle = (r: IncomingRecord): Promise<DurableLater> => {
+      this.started.push(r.offset);
+      const durable = new Promise<void>((resolve, reject) =>
+        this.durable.set(r.offset, { resolve, reject }),
+      );
+      return Promise.resolve(new DurableLater(durable));
+    };
+
+    settle(offset: number): void {
+      this.durable.get(String(offset))!.resolve();
+    }
+
+    refuse(offset: number): void {
+      this.durable.get(String(offset))!.reject(new Error(`refused ${offset}`));
+    }
+  }
+
+  function laterPipeline(later: Later, control: Control, maxInFlight = 1) {
+    return new PartitionPipeline(
+      later.handle,
+      {
+        maxInFlight,
+        dueAt: () => undefined,
+        now: () => 1_000,
+        failureBackoffMs: 500,
+        admissionWaitMs: 20,
+      },
+      control,
+    );
+  }
+
+  it('frees the slot and the key line at once, and commits only once durable', async () => {
+    const later = new Later();
+    const control = new Control();
+    const p = laterPipeline(later, control, 1);
+    await p.admit([record(0, 'k'), record(1, 'k'), record(2, 'other')], always);
+    await tick();
+    // One slot, yet all three ran: none held it while its effects were on their way.
+    expect(later.started).toEqual(['0', '1', '2']);
+    expect(control.commits).toEqual([]);
+    later.settle(1);
+    await tick();
+    expect(control.commits).toEqual([]);
+    later.settle(0);
+    await tick();
+    expect(control.commits).toEqual(['2']);
+    later.settle(2);
+    await p.drain();
+    expect(control.commits).toEqual(['2', '3']);
+  });
+
+  it('treats a refused durability as a failure: rewinds to that record once all settled', async () => {
+    const later = new Later();
+    const control = new Control();
+    const p = laterPipeline(later, control, 4);
+    await p.admit([record(0), record(1)], always);
+    await tick();
+    later.refuse(0);
+    later.settle(1);
+    await p.drain();
+    expect(control.failures).toEqual(['0']);
+    expect(control.commits).toEqual([]);
+    expect(control.rewinds).toEqual([{ offset: '0', resumeAt: 1_500 }]);
   });
 });

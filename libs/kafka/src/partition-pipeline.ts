@@ -1,6 +1,22 @@
 import { IncomingRecord } from './records';
 import { Semaphore } from './semaphore';
 
+/**
+ * What a handler may answer when its work is done but not yet durable: its slot (and its
+ * key's line) is freed at once, and its offset is committed only once `durable` resolves; a
+ * rejection counts as the handler's failure. For effects worth batching over many records
+ * (the dispatcher's ledger outcomes) that need not hold a record's slot while they gather.
+ */
+export class DurableLater {
+  constructor(readonly durable: Promise<void>) {
+    // Handled from here on: it may settle before the pipeline waits on it.
+    durable.catch(() => undefined);
+  }
+}
+
+/** Handles one record; a {@link DurableLater} answer frees its slot before its commit. */
+export type PipelineHandler = (record: IncomingRecord) => Promise<unknown>;
+
 /** An admitted record. */
 interface Task {
   readonly record: IncomingRecord;
@@ -90,7 +106,7 @@ export class PartitionPipeline {
   private held = false;
 
   constructor(
-    private readonly handle: (record: IncomingRecord) => Promise<void>,
+    private readonly handle: PipelineHandler,
     private readonly options: PipelineOptions,
     private readonly control: PipelineControl,
   ) {
@@ -195,24 +211,43 @@ export class PartitionPipeline {
 
   /**
    * Handles one record; never rejects. Then the next record of its lane, if any, runs in the
-   * same slot; otherwise the slot is released.
+   * same slot; otherwise the slot is released. A record whose handler answered
+   * {@link DurableLater} finishes (for the commit) when its effects are durable.
    */
   private async run(task: Task): Promise<void> {
+    let later: Promise<void> | undefined;
     try {
       // A failure earlier in the partition stops the records after it, also in this lane.
       if (this.failure === undefined || task.offset <= this.failure) {
-        await this.handle(task.record);
-        task.done = true;
+        const answer = await this.handle(task.record);
+        if (answer instanceof DurableLater) later = answer.durable;
+        else task.done = true;
       }
     } catch (error) {
-      if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
-      this.control.failed(task.record.offset, error);
+      this.fail(task, error);
     } finally {
       const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
       if (next === undefined) this.slots.release();
-      this.finished();
+      if (later === undefined) this.finished();
+      else {
+        later.then(
+          () => {
+            task.done = true;
+            this.finished();
+          },
+          (error: unknown) => {
+            this.fail(task, error);
+            this.finished();
+          },
+        );
+      }
       if (next !== undefined) void this.run(next);
     }
+  }
+
+  private fail(task: Task, error: unknown): void {
+    if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
+    this.control.failed(task.record.offset, error);
   }
 
   /** Takes the next record of a lane off its line; the lane ends when none waits. */

@@ -60,7 +60,7 @@ export class DeliveriesController {
     description:
       "Produces the dead letter's original bytes to the deliveries topic again as a new " +
       'delivery (answered `{deliveryId, replayOf}`): same key, body and message id, a fresh ' +
-      'retry window, every current webhook, a new signature. A delivery may be replayed ' +
+      'retry window, every current webhook, signed again with the current secret. A delivery may be replayed ' +
       'again; its `replays` counts them. 404 `delivery_not_found`; 409 `not_replayable` ' +
       '(not dead, its dead letter not recorded yet or gone); 409 `destination_disabled`; ' +
       '503 `kafka_unavailable`.',

@@ -7,9 +7,9 @@ import { DispatchService } from './dispatch.service';
 
 /**
  * The records of `sluice.deliveries.v1` and of the retry tiers, handed to the dispatch. The
- * transports run many at once and commit a record's offset only after its handler returned:
- * after a 2xx, or after the retry or dead-letter record (and the ledger's outcome) was
- * acknowledged.
+ * transports run many at once and commit a record's offset only once all it caused is
+ * durable: its retry or dead-letter record acknowledged, and its ledger outcome, which the
+ * record waits for without holding its slot (DurableLater).
  */
 @Injectable()
 export class DeliveriesConsumer {
@@ -17,9 +17,9 @@ export class DeliveriesConsumer {
 
   /** The main topic's handler on `main`, each retry tier's (logical names) on `retries`. */
   register(main: KafkaTransport, retries: KafkaTransport, tiers: readonly string[]): void {
-    main.consume(TOPIC.deliveries, (record) => this.dispatch.dispatch(record, 'main'));
+    main.consume(TOPIC.deliveries, (record) => this.dispatch.handle(record, 'main'));
     for (const topic of tiers) {
-      retries.consume(topic, (record) => this.dispatch.dispatch(record, 'retry'));
+      retries.consume(topic, (record) => this.dispatch.handle(record, 'retry'));
     }
   }
 }

@@ -12,7 +12,7 @@ import {
   retryTopic,
   TOPIC,
 } from '@app/contracts';
-import { IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { DurableLater, IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
@@ -275,6 +275,17 @@ describe(DispatchService.name, () => {
       expect(records[0].key).toBeNull();
       expect(texts(records[0])).toEqual({ [HEADER.outcomeCount]: '3' });
       expect(producer.outcomes.map((o) => o.messageId)).toEqual(ids);
+    });
+
+    it('answers the transport at once with the ledger wait, nothing when no outcome is gathered', async () => {
+      const answer = await service().handle(delivery(), 'main');
+      expect(answer).toBeInstanceOf(DurableLater);
+      expect(producer.outcomes).toEqual([]);
+      await expect(answer!.durable).resolves.toBeUndefined();
+      expect(producer.outcomes).toHaveLength(1);
+      await expect(
+        service({ ledgerSuccessSample: 0 }).handle(delivery(), 'main'),
+      ).resolves.toBeUndefined();
     });
 
     it('fails every delivery of an outcome record Kafka did not acknowledge', async () => {

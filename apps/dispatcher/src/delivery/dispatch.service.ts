@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { delayLabel } from '@app/contracts';
-import { BatchProducer, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
+import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { HmacSha1, SecretBox, SecretBoxError } from '@app/signing';
 
@@ -90,11 +90,28 @@ export class DispatchService {
   }
 
   /**
-   * Handles one delivery record.
+   * Handles one delivery record, resolving once all it produced (the ledger's outcome
+   * included) was acknowledged.
    * @throws when Kafka did not acknowledge what the outcome needs produced (the record is
    *   tried again)
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
+    const { result, ledger } = await this.run(record, path);
+    await ledger;
+    return result;
+  }
+
+  /**
+   * The transports' handler: as {@link dispatch}, but a delivery whose only wait left is its
+   * ledger outcome (gathered with other deliveries' into one record) answers at once with
+   * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
+   */
+  async handle(record: IncomingRecord, path: DeliveryPath): Promise<DurableLater | undefined> {
+    const { ledger } = await this.run(record, path);
+    return ledger === undefined ? undefined : new DurableLater(ledger);
+  }
+
+  private async run(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
     const decoded = decodeDelivery(record);
     if (decoded.kind === 'invalid') return this.dropInvalid(record, decoded.reason);
     const { facts, body } = decoded;
@@ -170,9 +187,9 @@ export class DispatchService {
   }
 
   /**
-   * Acts on a decision, the one place that does: produces the retry or dead record and the
-   * ledger's outcome (gathered with other deliveries' outcomes into one record), waits for
-   * Kafka's acknowledgement of both, then counts and logs.
+   * Acts on a decision, the one place that does: produces the retry or dead record (and a
+   * delete's outcome) and waits for Kafka's acknowledgement, hands the ledger's outcome to the
+   * batcher (its acknowledgement is the `ledger` wait), then counts and logs.
    */
   private async apply(
     record: IncomingRecord,
@@ -180,7 +197,7 @@ export class DispatchService {
     decision: Decision,
     answers?: readonly TimedResult[],
     path: DeliveryPath = 'main',
-  ): Promise<DispatchResult> {
+  ): Promise<Handled> {
     const now = this.now();
     const records: OutgoingRecord[] = [];
     if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
@@ -190,12 +207,21 @@ export class DispatchService {
       : undefined;
     // A delete's outcome is a record of its own, which the deletion receipts read.
     if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, outcome));
-    const sends: Promise<void>[] = [];
-    if (records.length > 0) sends.push(this.producer.send(records));
-    if (outcome && facts.type !== 'delete') sends.push(this.outcomes.add(outcome));
-    // One await for both, so that neither rejection goes unhandled.
-    if (sends.length === 1) await sends[0];
-    else if (sends.length > 1) await Promise.all(sends);
+    const ledger = outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
+    // Handled here too: the send below may throw before anyone waits on it.
+    ledger?.catch(() => undefined);
+    if (records.length > 0) await this.producer.send(records);
+    return { result: this.count(facts, decision, record, path, now), ledger };
+  }
+
+  /** Counts and logs what became of a delivery. */
+  private count(
+    facts: DeliveryFacts,
+    decision: Decision,
+    record: IncomingRecord,
+    path: DeliveryPath,
+    now: number,
+  ): DispatchResult {
     switch (decision.kind) {
       case 'delivered': {
         const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);
@@ -235,7 +261,7 @@ export class DispatchService {
   }
 
   /** A record that cannot be read as a delivery is dead-lettered as it is; no ledger row. */
-  private async dropInvalid(record: IncomingRecord, reason: string): Promise<DispatchResult> {
+  private async dropInvalid(record: IncomingRecord, reason: string): Promise<Handled> {
     this.logger.warn(`delivery record ${record.partition}@${record.offset} dead: ${reason}`);
     const dead = {
       reason,
@@ -247,7 +273,7 @@ export class DispatchService {
     await this.producer.send([deadRecord(record, dead)]);
     this.metrics.deadLetters.inc({ reason });
     this.metrics.delivery('dead');
-    return 'dead';
+    return { result: 'dead' };
   }
 
   /**
@@ -300,6 +326,12 @@ export class DispatchService {
     }
     return headers;
   }
+}
+
+/** What a delivery came to, and the wait for its ledger outcome when one was gathered. */
+interface Handled {
+  readonly result: DispatchResult;
+  readonly ledger?: Promise<void>;
 }
 
 /** An attempt's decision, with each webhook's answer when POSTs were made. */

@@ -73,7 +73,7 @@ export function deadLettersPage(view, params) {
     h(
       'p',
       {},
-      'Deliveries that no webhook took: permanent refusals, or the retry window closed. Replaying one sends its original bytes again with a fresh retry window; the receiver sees the same messageId with a new signature.',
+      'Deliveries that no webhook took: permanent refusals, or the retry window closed. Replaying one sends its original bytes again with a fresh retry window; the receiver gets the same messageId, signed again with the destination’s current secret.',
     ),
     h(
       'form',
