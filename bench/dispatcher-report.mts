@@ -138,9 +138,9 @@ function ledgerLines(input: ReportInput): string[] {
   const on = value(input.dispatcher, 'cpuUsPerRequest');
   const off = value(input.ledgerOff, 'cpuUsPerRequest');
   const lines = [
-    `ledger: dispatcher CPU per delivery ${fixed(on, 1)} µs with one outcome record per ` +
-      `delivery, ${fixed(off, 1)} µs without (DISPATCHER_LEDGER_SUCCESS_SAMPLE 1 / 0): ` +
-      `${fixed(on - off, 1)} µs per outcome record`,
+    `ledger: dispatcher CPU per delivery ${fixed(on, 1)} µs with an outcome per delivery ` +
+      `(gathered into shared records), ${fixed(off, 1)} µs without ` +
+      `(DISPATCHER_LEDGER_SUCCESS_SAMPLE 1 / 0): ${fixed(on - off, 1)} µs per outcome`,
   ];
   const { writer } = input;
   if (!writer) return lines;
