@@ -5,6 +5,7 @@ import {
   deadRecord,
   decodeDelivery,
   DeliveryFacts,
+  deliveryIdOf,
   deliveryOutcome,
   outcomeRecord,
   retryRecord,
@@ -78,7 +79,7 @@ describe(decodeDelivery.name, () => {
       kind: 'delivery',
       body: VALUE,
       facts: {
-        deliveryId: deliveryIdFor(DESTINATION_ID, 'm-1'),
+        deliveryId: undefined,
         destinationId: DESTINATION_ID,
         sourceId: SOURCE_ID,
         type: 'track',
@@ -124,7 +125,7 @@ describe(decodeDelivery.name, () => {
     const first = decodeDelivery(record());
     const retry = decodeDelivery(record({ [HEADER.attempt]: '4' }));
     const other = decodeDelivery(record({ [HEADER.messageId]: 'm-2' }));
-    const id = (d: typeof first) => (d.kind === 'delivery' ? d.facts.deliveryId : '');
+    const id = (d: typeof first) => (d.kind === 'delivery' ? deliveryIdOf(d.facts) : '');
     expect(id(retry)).toBe(id(first));
     expect(id(other)).not.toBe(id(first));
     expect(id(first)).toMatch(

@@ -13,8 +13,11 @@ import type { AttemptResult } from './webhook-client';
 
 /** A delivery's facts, read from its headers: the body is never parsed. */
 export interface DeliveryFacts {
-  /** Stable over the delivery's attempts; a replay carries a new one. */
-  readonly deliveryId: string;
+  /**
+   * The id its record carries (a replay's); otherwise {@link deliveryIdOf} derives it, only
+   * when an outcome is published.
+   */
+  readonly deliveryId: string | undefined;
   readonly destinationId: string;
   readonly sourceId: string | undefined;
   readonly type: string | undefined;
@@ -49,9 +52,7 @@ export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
     kind: 'delivery',
     body: record.value,
     facts: {
-      deliveryId:
-        headerText(record, HEADER.deliveryId) ??
-        deliveryIdFor(destinationId, messageId ?? `${record.partition}@${record.offset}`),
+      deliveryId: headerText(record, HEADER.deliveryId),
       destinationId,
       sourceId: headerText(record, HEADER.sourceId),
       type: headerText(record, HEADER.callType),
@@ -140,6 +141,11 @@ function setStatus(headers: Record<string, Buffer | string>, status: number | un
   else headers[HEADER.lastStatus] = String(status);
 }
 
+/** A delivery's id: stable over its attempts (and a duplicate of its call); new for a replay. */
+export function deliveryIdOf(facts: DeliveryFacts): string {
+  return facts.deliveryId ?? deliveryIdFor(facts.destinationId, facts.messageId ?? '');
+}
+
 /** One webhook's answer to an attempt, with how long it took. */
 export interface TimedResult {
   readonly webhookId: string;
@@ -161,7 +167,7 @@ export function deliveryOutcome(
   const iso = (ms: number | undefined) =>
     ms === undefined ? undefined : new Date(ms).toISOString();
   const common = {
-    deliveryId: facts.deliveryId,
+    deliveryId: deliveryIdOf(facts),
     messageId: facts.messageId ?? '',
     sourceId: facts.sourceId ?? '',
     destinationId: facts.destinationId,
