@@ -1,3 +1,4 @@
+import { deliveryIdFor } from './delivery-id';
 import { asJsonObject } from './json';
 
 /** How a delivery ended. */
@@ -35,8 +36,12 @@ export interface WebhookAttempt {
  * tolerate duplicates.
  */
 export interface DeliveryOutcome {
-  /** The delivery's id: stable over its attempts, new for a replay. */
-  readonly deliveryId: string;
+  /**
+   * The delivery's id when its record carried one (a replay's); otherwise it is
+   * `deliveryIdFor(destinationId, messageId)`, which the reader derives (see
+   * {@link outcomeDeliveryId}): stable over the attempts, and no hash on the dispatcher's path.
+   */
+  readonly deliveryId?: string;
   /** The delivery's `sluice-message-id` header (for a delete, the notification's id). */
   readonly messageId: string;
   readonly sourceId: string;
@@ -71,6 +76,11 @@ const STATES: ReadonlySet<string> = new Set<DeliveryState>([
   'retrying',
 ]);
 
+/** The id of the delivery an outcome is of. */
+export function outcomeDeliveryId(outcome: DeliveryOutcome): string {
+  return outcome.deliveryId ?? deliveryIdFor(outcome.destinationId, outcome.messageId);
+}
+
 /** Reads an outcome record's value of one outcome; undefined when it is not one. */
 export function parseDeliveryOutcome(value: Buffer | string | null): DeliveryOutcome | undefined {
   const parsed = parseJson(value);
@@ -103,11 +113,18 @@ function parseJson(value: Buffer | string | null): unknown {
 function asOutcome(value: unknown): DeliveryOutcome | undefined {
   const o = asJsonObject(value);
   if (!o) return undefined;
-  const strings = ['deliveryId', 'messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
+  const strings = ['messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
   if (strings.some((name) => typeof o[name] !== 'string')) return undefined;
   if (typeof o.result !== 'string' || !STATES.has(o.result)) return undefined;
   if (typeof o.attempts !== 'number') return undefined;
-  const optionalStrings = ['reason', 'event', 'firstAttemptAt', 'nextAttemptAt', 'replayOf'];
+  const optionalStrings = [
+    'deliveryId',
+    'reason',
+    'event',
+    'firstAttemptAt',
+    'nextAttemptAt',
+    'replayOf',
+  ];
   if (optionalStrings.some((name) => o[name] !== undefined && typeof o[name] !== 'string'))
     return undefined;
   if (o.lastStatus !== undefined && typeof o.lastStatus !== 'number') return undefined;

@@ -1,4 +1,10 @@
-import { deliveryIdFor, DeliveryOutcome, DeliveryState, HEADER } from '@app/contracts';
+import {
+  deliveryIdFor,
+  DeliveryOutcome,
+  DeliveryState,
+  HEADER,
+  outcomeDeliveryId,
+} from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
 /** One attempt (or move without one) as the ledger's history keeps it. */
@@ -52,11 +58,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function ledgerRow(outcome: DeliveryOutcome): LedgerRow | undefined {
   const at = validDate(outcome.at);
   const firstAttemptAt = validDate(outcome.firstAttemptAt ?? outcome.at);
-  if (!at || !firstAttemptAt || !UUID.test(outcome.deliveryId)) return undefined;
+  const id = outcomeDeliveryId(outcome);
+  if (!at || !firstAttemptAt || !UUID.test(id)) return undefined;
   // The webhook the detail and latency describe: a success, else the first failure.
   const shown = outcome.webhooks?.find((w) => w.kind === 'success') ?? outcome.webhooks?.[0];
   return {
-    id: outcome.deliveryId,
+    id,
     firstAttemptAt,
     sourceId: outcome.sourceId,
     destinationId: outcome.destinationId,

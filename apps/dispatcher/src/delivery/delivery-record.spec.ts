@@ -1,11 +1,17 @@
-import { deliveryIdFor, HEADER, parseDeliveryOutcome, retryTopic, TOPIC } from '@app/contracts';
+import {
+  deliveryIdFor,
+  HEADER,
+  outcomeDeliveryId,
+  parseDeliveryOutcome,
+  retryTopic,
+  TOPIC,
+} from '@app/contracts';
 import { IncomingRecord } from '@app/kafka';
 
 import {
   deadRecord,
   decodeDelivery,
   DeliveryFacts,
-  deliveryIdOf,
   deliveryOutcome,
   outcomeRecord,
   retryRecord,
@@ -121,11 +127,17 @@ describe(decodeDelivery.name, () => {
     });
   });
 
-  it('derives one delivery id for every attempt of a destination and message', () => {
-    const first = decodeDelivery(record());
-    const retry = decodeDelivery(record({ [HEADER.attempt]: '4' }));
-    const other = decodeDelivery(record({ [HEADER.messageId]: 'm-2' }));
-    const id = (d: typeof first) => (d.kind === 'delivery' ? deliveryIdOf(d.facts) : '');
+  it('leaves the id of a delivery without one to the ledger: one per destination and message', () => {
+    const now = Date.parse('2030-01-01T00:00:00.000Z');
+    const outcomeOf = (d: ReturnType<typeof decodeDelivery>) =>
+      d.kind === 'delivery'
+        ? deliveryOutcome(d.facts, { kind: 'delivered', attempts: 1 }, undefined, now)
+        : undefined;
+    const first = outcomeOf(decodeDelivery(record()));
+    const retry = outcomeOf(decodeDelivery(record({ [HEADER.attempt]: '4' })));
+    const other = outcomeOf(decodeDelivery(record({ [HEADER.messageId]: 'm-2' })));
+    expect(first?.deliveryId).toBeUndefined();
+    const id = (o: typeof first) => (o ? outcomeDeliveryId(o) : '');
     expect(id(retry)).toBe(id(first));
     expect(id(other)).not.toBe(id(first));
     expect(id(first)).toMatch(

@@ -1,11 +1,4 @@
-import {
-  deliveryIdFor,
-  DeliveryOutcome,
-  HEADER,
-  retryTopic,
-  TOPIC,
-  WebhookAttempt,
-} from '@app/contracts';
+import { DeliveryOutcome, HEADER, retryTopic, TOPIC, WebhookAttempt } from '@app/contracts';
 import { copyHeaders, headerText, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 import type { Decision } from './delivery-decision';
@@ -14,8 +7,8 @@ import type { AttemptResult } from './webhook-client';
 /** A delivery's facts, read from its headers: the body is never parsed. */
 export interface DeliveryFacts {
   /**
-   * The id its record carries (a replay's); otherwise {@link deliveryIdOf} derives it, only
-   * when an outcome is published.
+   * The id its record carries (a replay's); otherwise the ledger derives it from the
+   * destination and message id (no hash on the dispatcher's path).
    */
   readonly deliveryId: string | undefined;
   readonly destinationId: string;
@@ -141,11 +134,6 @@ function setStatus(headers: Record<string, Buffer | string>, status: number | un
   else headers[HEADER.lastStatus] = String(status);
 }
 
-/** A delivery's id: stable over its attempts (and a duplicate of its call); new for a replay. */
-export function deliveryIdOf(facts: DeliveryFacts): string {
-  return facts.deliveryId ?? deliveryIdFor(facts.destinationId, facts.messageId ?? '');
-}
-
 /** One webhook's answer to an attempt, with how long it took. */
 export interface TimedResult {
   readonly webhookId: string;
@@ -164,16 +152,18 @@ export function deliveryOutcome(
   answers: readonly TimedResult[] | undefined,
   now: number,
 ): DeliveryOutcome {
+  const at = new Date(now).toISOString();
+  // A first try's first attempt is now: one string serves both.
   const iso = (ms: number | undefined) =>
-    ms === undefined ? undefined : new Date(ms).toISOString();
+    ms === undefined ? undefined : ms === now ? at : new Date(ms).toISOString();
   const common = {
-    deliveryId: deliveryIdOf(facts),
+    deliveryId: facts.deliveryId,
     messageId: facts.messageId ?? '',
     sourceId: facts.sourceId ?? '',
     destinationId: facts.destinationId,
     type: facts.type ?? '',
     event: facts.event,
-    at: new Date(now).toISOString(),
+    at,
     webhooks: answers?.map(webhookAttempt),
     replayOf: facts.replayOf,
   };

@@ -7,6 +7,7 @@ import {
   deliveryIdFor,
   DeliveryOutcome,
   HEADER,
+  outcomeDeliveryId,
   parseDeliveryOutcome,
   parseDeliveryOutcomes,
   retryTopic,
@@ -226,9 +227,11 @@ describe(DispatchService.name, () => {
       await expect(service().dispatch(delivery(), 'main')).resolves.toBe('delivered');
       expect(client.urls()).toEqual([URL_1, URL_2].sort());
       expect(producer.sent).toEqual([]);
+      expect(producer.outcomes.map(outcomeDeliveryId)).toEqual([
+        deliveryIdFor(DESTINATION_ID, 'm-1'),
+      ]);
       expect(producer.outcomes).toEqual([
         {
-          deliveryId: deliveryIdFor(DESTINATION_ID, 'm-1'),
           messageId: 'm-1',
           sourceId: SOURCE_ID,
           destinationId: DESTINATION_ID,

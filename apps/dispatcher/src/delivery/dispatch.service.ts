@@ -207,9 +207,8 @@ export class DispatchService {
       : undefined;
     // A delete's outcome is a record of its own, which the deletion receipts read.
     if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, outcome));
+    // The batcher's promise is handled already: the send below may throw before anyone waits.
     const ledger = outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
-    // Handled here too: the send below may throw before anyone waits on it.
-    ledger?.catch(() => undefined);
     if (records.length > 0) await this.producer.send(records);
     return { result: this.count(facts, decision, record, path, now), ledger };
   }

@@ -10,8 +10,11 @@ export const MAX_OUTCOMES_PER_RECORD = 500;
 export const MAX_OUTCOME_RECORD_BYTES = 256 * 1024;
 export const MAX_OUTCOME_RECORDS_PER_SEND = 3;
 
-interface Entry {
-  readonly json: string;
+/** The outcomes of one record to be, and the one wait all their deliveries share. */
+interface Batch {
+  readonly parts: string[];
+  bytes: number;
+  readonly sent: Promise<void>;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -20,66 +23,76 @@ interface Entry {
  * Gathers the ledger's outcomes into few records: everything added while a produce is on its
  * way goes into the next one, as JSON arrays. A record per outcome cost about as much CPU as
  * the delivery itself (kafkajs's per-message send path); a record per batch costs a fraction
- * of that. `add` resolves once Kafka acknowledged the outcome's record, so the delivery's
- * offset is committed only after that; a refused produce rejects every outcome of it.
+ * of that. `add` resolves once Kafka acknowledged the outcome's record (one promise per
+ * record, shared by its outcomes), so the delivery's offset is committed only after that; a
+ * refused produce rejects every outcome of it.
  */
 export class OutcomeBatcher {
-  private queue: Entry[] = [];
+  /** Full records waiting for a produce, then the one still filling. */
+  private readonly full: Batch[] = [];
+  private filling: Batch | undefined;
   private producing = false;
 
   constructor(private readonly producer: Pick<BatchProducer, 'send'>) {}
 
   add(outcome: DeliveryOutcome): Promise<void> {
     const json = JSON.stringify(outcome);
-    const done = new Promise<void>((resolve, reject) => this.queue.push({ json, resolve, reject }));
+    let batch = this.filling;
+    if (
+      batch === undefined ||
+      batch.parts.length >= MAX_OUTCOMES_PER_RECORD ||
+      batch.bytes + json.length + 1 > MAX_OUTCOME_RECORD_BYTES
+    ) {
+      if (batch !== undefined) this.full.push(batch);
+      batch = this.filling = newBatch();
+    }
+    batch.parts.push(json);
+    batch.bytes += json.length + 1;
     if (!this.producing) {
       this.producing = true;
       // The rest of this tick's outcomes join the first record.
       setImmediate(() => void this.drain());
     }
-    return done;
+    return batch.sent;
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const { records, taken } = takeRecords(this.queue);
-      const entries = this.queue.splice(0, taken);
+    for (;;) {
+      const batches = this.full.splice(0, MAX_OUTCOME_RECORDS_PER_SEND);
+      if (batches.length < MAX_OUTCOME_RECORDS_PER_SEND && this.filling !== undefined) {
+        batches.push(this.filling);
+        this.filling = undefined;
+      }
+      if (batches.length === 0) break;
       try {
-        await this.producer.send(records);
-        for (const entry of entries) entry.resolve();
+        await this.producer.send(batches.map(outcomesRecord));
+        for (const batch of batches) batch.resolve();
       } catch (error) {
-        for (const entry of entries) entry.reject(error);
+        for (const batch of batches) batch.reject(error);
       }
     }
     this.producing = false;
   }
 }
 
-/** Records of the queue's first outcomes, within the bounds; at least one outcome is taken. */
-function takeRecords(queue: readonly Entry[]): { records: OutgoingRecord[]; taken: number } {
-  const records: OutgoingRecord[] = [];
-  let taken = 0;
-  while (taken < queue.length && records.length < MAX_OUTCOME_RECORDS_PER_SEND) {
-    const parts: string[] = [];
-    let bytes = 2;
-    while (taken < queue.length && parts.length < MAX_OUTCOMES_PER_RECORD) {
-      const json = queue[taken].json;
-      if (parts.length > 0 && bytes + json.length + 1 > MAX_OUTCOME_RECORD_BYTES) break;
-      parts.push(json);
-      bytes += json.length + 1;
-      taken += 1;
-    }
-    records.push(outcomesRecord(parts));
-  }
-  return { records, taken };
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const sent = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  // Handled here once: a delivery may stop waiting on it (its own produce failed first).
+  sent.catch(() => undefined);
+  return { parts: [], bytes: 2, sent, resolve, reject };
 }
 
 /** One record of several outcomes; no key, so the records spread over the partitions. */
-function outcomesRecord(parts: readonly string[]): OutgoingRecord {
+function outcomesRecord(batch: Batch): OutgoingRecord {
   return {
     topic: TOPIC.deliveryOutcomes,
     key: null,
-    value: `[${parts.join(',')}]`,
-    headers: { [HEADER.outcomeCount]: String(parts.length) },
+    value: `[${batch.parts.join(',')}]`,
+    headers: { [HEADER.outcomeCount]: String(batch.parts.length) },
   };
 }
