@@ -74,3 +74,27 @@ export class AdminHarness {
     }
   }
 }
+
+/**
+ * The admin app beside another harness's apps: the same database and topic prefix, the test
+ * token and key, on a free port.
+ */
+export function startAdminBeside(
+  harness: { readonly db: { readonly url: string }; readonly prefix: string },
+  env: Record<string, string> = {},
+): Promise<NestFastifyApplication> {
+  return startAdmin(
+    loadAdminConfig({
+      KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
+      DATABASE_URL: harness.db.url,
+      KAFKA_TOPIC_PREFIX: harness.prefix,
+      KAFKA_TOPIC_PARTITIONS: '2',
+      HTTP_HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      LOG_LEVEL: 'error',
+      ADMIN_TOKENS: TEST_ADMIN_TOKEN,
+      SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
+      ...env,
+    }),
+  );
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { headerText, IncomingRecord, KafkaConnection, normalizeHeaders } from '@app/kafka';
+import { headerText, IncomingRecord, KafkaConnection, incomingRecord } from '@app/kafka';
 
 import { eventually } from './services';
 
@@ -32,15 +32,9 @@ export class TopicReader {
     });
     await consumer.run({
       eachMessage: async ({ topic, partition, message }) => {
-        this.records.push({
-          topic: this.connection.logicalTopic(topic) ?? topic,
-          partition,
-          offset: message.offset,
-          key: message.key,
-          value: message.value,
-          headers: normalizeHeaders(message.headers),
-          timestamp: Number(message.timestamp),
-        });
+        this.records.push(
+          incomingRecord(this.connection.logicalTopic(topic) ?? topic, partition, message),
+        );
       },
     });
     return this;

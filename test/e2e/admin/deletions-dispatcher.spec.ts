@@ -2,11 +2,9 @@ import { execFileSync } from 'node:child_process';
 
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { loadAdminConfig } from '../../../apps/admin/src/config';
-import { startAdmin } from '../../../apps/admin/src/main';
-
+import { startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
-import { eventually, serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from '../../helpers/services';
+import { eventually, TEST_ADMIN_TOKEN } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
 /** A deletion request as GET answers it, the parts read here. */
@@ -34,19 +32,7 @@ describe('a deletion request through the dispatcher', () => {
 
   beforeAll(async () => {
     await h.start();
-    admin = await startAdmin(
-      loadAdminConfig({
-        KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
-        DATABASE_URL: h.db.url,
-        KAFKA_TOPIC_PREFIX: h.prefix,
-        KAFKA_TOPIC_PARTITIONS: '2',
-        HTTP_HOST: '127.0.0.1',
-        ADMIN_PORT: '0',
-        LOG_LEVEL: 'error',
-        ADMIN_TOKENS: TEST_ADMIN_TOKEN,
-        SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
-      }),
-    );
+    admin = await startAdminBeside(h);
     adminUrl = await admin.getUrl();
   }, 60_000);
 

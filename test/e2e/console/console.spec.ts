@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Locator, Page } from 'playwright-core';
 
-import { loadAdminConfig } from '../../../apps/admin/src/config';
-import { startAdmin } from '../../../apps/admin/src/main';
 import { Analytics } from '@app/client';
 
+import { startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
-import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from '../../helpers/services';
+import { TEST_ADMIN_TOKEN } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
 import { launchChromium, TestBrowser } from '../../helpers/browser';
 
@@ -78,19 +77,7 @@ describe('the operator console in Chromium', () => {
     await receiver.start();
     receiver.answer = () => ({ status: nextAnswers.shift() ?? 200 });
     await h.start({ INGEST_USAGE_FLUSH_SECONDS: '1' });
-    admin = await startAdmin(
-      loadAdminConfig({
-        KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
-        DATABASE_URL: h.db.url,
-        KAFKA_TOPIC_PREFIX: h.prefix,
-        KAFKA_TOPIC_PARTITIONS: '2',
-        HTTP_HOST: '127.0.0.1',
-        ADMIN_PORT: '0',
-        LOG_LEVEL: 'error',
-        ADMIN_TOKENS: TEST_ADMIN_TOKEN,
-        SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
-      }),
-    );
+    admin = await startAdminBeside(h);
     adminOrigin = await admin.getUrl();
     consoleUrl = `${adminOrigin}/console/`;
     browser = await launchChromium();

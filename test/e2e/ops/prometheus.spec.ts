@@ -6,10 +6,9 @@ import { join } from 'node:path';
 
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { loadAdminConfig } from '../../../apps/admin/src/config';
-import { startAdmin } from '../../../apps/admin/src/main';
+import { startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
-import { eventually, serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from '../../helpers/services';
+import { eventually, TEST_ADMIN_TOKEN } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
 /**
@@ -129,19 +128,7 @@ describe('Prometheus and the shipped Grafana dashboard', () => {
     };
     await receiver.start();
     await harness.start();
-    admin = await startAdmin(
-      loadAdminConfig({
-        KAFKA_BROKERS: serviceEnv().kafkaBrokers.join(','),
-        DATABASE_URL: harness.db.url,
-        KAFKA_TOPIC_PREFIX: harness.prefix,
-        KAFKA_TOPIC_PARTITIONS: '2',
-        HTTP_HOST: '127.0.0.1',
-        ADMIN_PORT: '0',
-        LOG_LEVEL: 'error',
-        ADMIN_TOKENS: TEST_ADMIN_TOKEN,
-        SECRETS_ENCRYPTION_KEY: TEST_SECRETS_KEY,
-      }),
-    );
+    admin = await startAdminBeside(harness);
     urls.ingest = harness.url;
     urls.admin = await admin.getUrl();
     urls.router = harness.routerUrl;

@@ -18,14 +18,19 @@ export interface LedgerHistoryEntry {
   readonly webhooks?: DeliveryOutcome['webhooks'];
 }
 
-/** A `delivery_ledger` row as the writer upserts it. */
-export interface LedgerRow {
+/** What names a delivery's row (its key: id and first attempt) and what it is of. */
+export interface LedgerDelivery {
   readonly id: string;
   readonly firstAttemptAt: Date;
   readonly sourceId: string;
   readonly destinationId: string;
   readonly messageId: string;
   readonly callType: string;
+  readonly updatedAt: Date;
+}
+
+/** A `delivery_ledger` row as the writer upserts it. */
+export interface LedgerRow extends LedgerDelivery {
   readonly event: string | null;
   readonly state: DeliveryState;
   readonly reason: string | null;
@@ -34,22 +39,14 @@ export interface LedgerRow {
   readonly lastLatencyMs: number | null;
   readonly attempts: number;
   readonly nextAttemptAt: Date | null;
-  readonly updatedAt: Date;
   readonly history: readonly LedgerHistoryEntry[];
   readonly replayOf: string | null;
 }
 
 /** Where a delivery's dead letter sits, read from the dead-letter topic itself. */
-export interface DeadPointer {
-  readonly id: string;
-  readonly firstAttemptAt: Date;
-  readonly sourceId: string;
-  readonly destinationId: string;
-  readonly messageId: string;
-  readonly callType: string;
+export interface DeadPointer extends LedgerDelivery {
   readonly partition: number;
   readonly offset: string;
-  readonly updatedAt: Date;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -126,7 +123,7 @@ export function deadPointer(record: IncomingRecord): DeadPointer | undefined {
 export function foldRows(rows: readonly LedgerRow[]): LedgerRow[] {
   const byId = new Map<string, LedgerRow>();
   for (const row of rows) {
-    const key = `${row.id}/${row.firstAttemptAt.getTime()}`;
+    const key = rowKey(row);
     const earlier = byId.get(key);
     if (earlier === undefined || !newer(row, earlier)) {
       if (earlier === undefined) byId.set(key, row);
@@ -135,6 +132,11 @@ export function foldRows(rows: readonly LedgerRow[]): LedgerRow[] {
     byId.set(key, { ...row, history: [...earlier.history, ...row.history] });
   }
   return [...byId.values()];
+}
+
+/** A row's primary key as one string (id and first attempt). */
+export function rowKey(delivery: LedgerDelivery): string {
+  return `${delivery.id}/${delivery.firstAttemptAt.getTime()}`;
 }
 
 /** The order the ledger keeps: more attempts, then a later outcome. */

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Metrics } from '@app/observability';
 
 import { oldestKeptDay, LedgerPartitions } from './ledger-partitions';
-import { DeadPointer, foldRows, LedgerRow } from './ledger-rows';
+import { DeadPointer, foldRows, LedgerRow, rowKey } from './ledger-rows';
 
 /** The writer's settings, from the admin app's configuration. */
 export interface LedgerWriterOptions {
@@ -176,7 +176,7 @@ export class LedgerWriter {
 /** The last pointer of each delivery (one statement cannot touch a row twice). */
 function foldPointers(pointers: readonly DeadPointer[]): DeadPointer[] {
   const byId = new Map<string, DeadPointer>();
-  for (const p of pointers) byId.set(`${p.id}/${p.firstAttemptAt.getTime()}`, p);
+  for (const p of pointers) byId.set(rowKey(p), p);
   return [...byId.values()];
 }
 
