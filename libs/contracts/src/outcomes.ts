@@ -34,6 +34,10 @@ export interface WebhookAttempt {
  * `sluice-outcome-count`), which costs the dispatcher a fraction of a record each. Read by the
  * delivery ledger, whose upsert does not depend on their order. At least once: a reader must
  * tolerate duplicates.
+ *
+ * On the wire the times (`at`, `firstAttemptAt`, `nextAttemptAt`) are epoch milliseconds,
+ * which the dispatcher writes without formatting a date; ISO 8601 strings are read as well.
+ * The parse functions below give them as ISO 8601 strings.
  */
 export interface DeliveryOutcome {
   /**
@@ -76,6 +80,9 @@ const STATES: ReadonlySet<string> = new Set<DeliveryState>([
   'retrying',
 ]);
 
+/** The times an outcome may carry as epoch ms. */
+const TIMES = ['at', 'firstAttemptAt', 'nextAttemptAt'] as const;
+
 /** The id of the delivery an outcome is of. */
 export function outcomeDeliveryId(outcome: DeliveryOutcome): string {
   return outcome.deliveryId ?? deliveryIdFor(outcome.destinationId, outcome.messageId);
@@ -113,6 +120,13 @@ function parseJson(value: Buffer | string | null): unknown {
 function asOutcome(value: unknown): DeliveryOutcome | undefined {
   const o = asJsonObject(value);
   if (!o) return undefined;
+  for (const name of TIMES) {
+    const time = o[name];
+    if (typeof time !== 'number') continue;
+    const date = new Date(time);
+    // A time out of a date's range becomes absent: an outcome without `at` is refused.
+    o[name] = Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  }
   const strings = ['messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
   if (strings.some((name) => typeof o[name] !== 'string')) return undefined;
   if (typeof o.result !== 'string' || !STATES.has(o.result)) return undefined;

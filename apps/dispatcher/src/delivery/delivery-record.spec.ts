@@ -12,7 +12,7 @@ import {
   deadRecord,
   decodeDelivery,
   DeliveryFacts,
-  deliveryOutcome,
+  outcomeJson,
   outcomeRecord,
   retryRecord,
 } from './delivery-record';
@@ -131,7 +131,9 @@ describe(decodeDelivery.name, () => {
     const now = Date.parse('2030-01-01T00:00:00.000Z');
     const outcomeOf = (d: ReturnType<typeof decodeDelivery>) =>
       d.kind === 'delivery'
-        ? deliveryOutcome(d.facts, { kind: 'delivered', attempts: 1 }, undefined, now)
+        ? parseDeliveryOutcome(
+            outcomeJson(d.facts, { kind: 'delivered', attempts: 1 }, undefined, now),
+          )
         : undefined;
     const first = outcomeOf(decodeDelivery(record()));
     const retry = outcomeOf(decodeDelivery(record({ [HEADER.attempt]: '4' })));
@@ -344,13 +346,9 @@ describe(outcomeRecord.name, () => {
         latencyMs: 12.34,
       } as const,
     ];
-    const value = deliveryOutcome(
-      facts({ attempt: 2 }),
-      { kind: 'dead', dead },
-      answers,
-      dead.lastAttemptAt,
-    );
-    const outcome = outcomeRecord(record(), value);
+    const f = facts({ attempt: 2 });
+    const value = outcomeJson(f, { kind: 'dead', dead }, answers, dead.lastAttemptAt);
+    const outcome = outcomeRecord(record(), f, value);
     expect(outcome.topic).toBe(TOPIC.deliveryOutcomes);
     expect(outcome.key).toBe(KEY);
     expect(texts(outcome.headers)).toEqual({
@@ -384,13 +382,14 @@ describe(outcomeRecord.name, () => {
   });
 
   it('leaves reason, status and webhooks out of a discarded outcome', () => {
-    const value = deliveryOutcome(
-      facts({ messageId: undefined, sourceId: undefined, type: undefined }),
+    const f = facts({ messageId: undefined, sourceId: undefined, type: undefined });
+    const value = outcomeJson(
+      f,
       { kind: 'discarded', reason: 'destination_disabled', attempts: 0 },
       undefined,
       0,
     );
-    const outcome = outcomeRecord(record(), value);
+    const outcome = outcomeRecord(record(), f, value);
     expect(parseDeliveryOutcome(outcome.value)).toEqual({
       deliveryId: DELIVERY_ID,
       messageId: '',
@@ -409,7 +408,7 @@ describe(outcomeRecord.name, () => {
   });
 
   it('gives a retrying outcome its next attempt time and the attempts made', () => {
-    const value = deliveryOutcome(
+    const value = outcomeJson(
       facts({ type: 'track', event: 'Bought' }),
       {
         kind: 'retry',
@@ -426,7 +425,7 @@ describe(outcomeRecord.name, () => {
       undefined,
       1_000,
     );
-    expect(value).toMatchObject({
+    expect(parseDeliveryOutcome(value)).toMatchObject({
       result: 'retrying',
       event: 'Bought',
       reason: 'http_5xx',
@@ -435,5 +434,59 @@ describe(outcomeRecord.name, () => {
       firstAttemptAt: '1970-01-01T00:00:01.000Z',
       nextAttemptAt: '1970-01-01T00:00:11.000Z',
     });
+  });
+});
+
+describe(outcomeJson.name, () => {
+  const now = Date.parse('2030-01-02T03:04:05.678Z');
+
+  it('writes a first try delivered as valid JSON, text of any kind escaped', () => {
+    const tricky = 'Ordered "x" \\ </script>\n\u2028 ✓';
+    const json = outcomeJson(
+      facts({ type: 'track', event: tricky, messageId: tricky, replayOf: 'd-old' }),
+      { kind: 'delivered', attempts: 1 },
+      [
+        { webhookId: 'w-1', result: { kind: 'success', status: 204 }, latencyMs: 3.06 },
+        {
+          webhookId: 'w-2',
+          result: { kind: 'retryable', reason: 'timeout', detail: 'no answer in 10 s' },
+          latencyMs: 10_000,
+        },
+      ],
+      now,
+    );
+    expect(JSON.parse(json)).toEqual({
+      deliveryId: DELIVERY_ID,
+      messageId: tricky,
+      sourceId: SOURCE_ID,
+      destinationId: DESTINATION_ID,
+      type: 'track',
+      event: tricky,
+      replayOf: 'd-old',
+      at: now,
+      result: 'delivered',
+      attempts: 1,
+      lastStatus: 204,
+      firstAttemptAt: now,
+      webhooks: [
+        { webhookId: 'w-1', kind: 'success', status: 204, latencyMs: 3.1 },
+        {
+          webhookId: 'w-2',
+          kind: 'retryable',
+          reason: 'timeout',
+          detail: 'no answer in 10 s',
+          latencyMs: 10_000,
+        },
+      ],
+    });
+    expect(parseDeliveryOutcome(json)).toMatchObject({
+      at: '2030-01-02T03:04:05.678Z',
+      firstAttemptAt: '2030-01-02T03:04:05.678Z',
+    });
+  });
+
+  it('leaves an outcome whose time is out of range unreadable rather than wrong', () => {
+    const json = outcomeJson(facts(), { kind: 'delivered', attempts: 1 }, undefined, 1e20);
+    expect(parseDeliveryOutcome(json)).toBeUndefined();
   });
 });

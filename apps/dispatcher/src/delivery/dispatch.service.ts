@@ -17,7 +17,7 @@ import {
   deadRecord,
   decodeDelivery,
   DeliveryFacts,
-  deliveryOutcome,
+  outcomeJson,
   outcomeRecord,
   retryRecord,
   TimedResult,
@@ -25,6 +25,7 @@ import {
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
+import { StaticHeaders } from './static-headers';
 import { WebhookClient } from './webhook-client';
 
 /** The settings of the dispatch, from the app's configuration. */
@@ -74,6 +75,8 @@ export class DispatchService {
   private readonly outcomes: OutcomeBatcher;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, HmacSha1>();
+  /** Static headers less those that cannot be sent (saved before the admin refused them). */
+  private readonly staticHeaders = new StaticHeaders((message) => this.logger.warn(message));
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -203,10 +206,10 @@ export class DispatchService {
     if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
     const outcome = this.publishesOutcome(facts, decision)
-      ? deliveryOutcome(facts, decision, answers, now)
+      ? outcomeJson(facts, decision, answers, now)
       : undefined;
     // A delete's outcome is a record of its own, which the deletion receipts read.
-    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, outcome));
+    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, facts, outcome));
     // The batcher's promise is handled already: the send below may throw before anyone waits.
     const ledger = outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
     if (records.length > 0) await this.producer.send(records);
@@ -293,7 +296,7 @@ export class DispatchService {
     body: Buffer,
     signed: Record<string, string>,
   ): Promise<TimedResult> {
-    const headers = { ...webhook.headers, ...signed };
+    const headers = { ...this.staticHeaders.of(webhook), ...signed };
     this.metrics.requestStarted();
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);

@@ -8,8 +8,9 @@ import {
   OutcomeBatcher,
 } from './outcome-batcher';
 
-function outcome(i: number, detail = ''): DeliveryOutcome {
-  return {
+/** An outcome's JSON, as the batcher takes it. */
+function outcome(i: number, detail = ''): string {
+  const value: DeliveryOutcome = {
     deliveryId: `d-${i}`,
     messageId: `m-${i}`,
     sourceId: 's',
@@ -20,6 +21,7 @@ function outcome(i: number, detail = ''): DeliveryOutcome {
     at: '2030-01-01T00:00:00.000Z',
     ...(detail ? { reason: detail } : {}),
   };
+  return JSON.stringify(value);
 }
 
 /** Records each produce; resolves or rejects as told. */

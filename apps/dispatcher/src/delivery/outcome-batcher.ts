@@ -1,4 +1,4 @@
-import { DeliveryOutcome, HEADER, TOPIC } from '@app/contracts';
+import { HEADER, TOPIC } from '@app/contracts';
 import { BatchProducer, OutgoingRecord } from '@app/kafka';
 
 /** Most outcomes in one record. */
@@ -35,8 +35,8 @@ export class OutcomeBatcher {
 
   constructor(private readonly producer: Pick<BatchProducer, 'send'>) {}
 
-  add(outcome: DeliveryOutcome): Promise<void> {
-    const json = JSON.stringify(outcome);
+  /** Adds one outcome's JSON (see `outcomeJson`). */
+  add(json: string): Promise<void> {
     let batch = this.filling;
     if (
       batch === undefined ||
