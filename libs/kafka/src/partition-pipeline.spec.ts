@@ -328,4 +328,49 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     expect(control.commits).toEqual([]);
     expect(control.rewinds).toEqual([{ offset: '0', resumeAt: 1_500 }]);
   });
+
+  /** Handlers answering one shared wait, as the dispatcher's outcomes of one record do. */
+  function sharedPipeline(wait: () => DurableLater, control: Control) {
+    return new PartitionPipeline(
+      () => Promise.resolve(wait()),
+      {
+        maxInFlight: 2,
+        dueAt: () => undefined,
+        now: () => 1_000,
+        failureBackoffMs: 500,
+        admissionWaitMs: 20,
+      },
+      control,
+    );
+  }
+
+  it('finishes every record sharing one wait when it settles, and those answered after it', async () => {
+    let resolve!: () => void;
+    const shared = new DurableLater(new Promise<void>((ok) => (resolve = ok)));
+    const control = new Control();
+    const p = sharedPipeline(() => shared, control);
+    await p.admit([record(0), record(1), record(2)], always);
+    await tick();
+    expect(control.commits).toEqual([]);
+    resolve();
+    await tick();
+    expect(control.commits).toEqual(['3']);
+    // The wait has settled; records answered with it now still finish.
+    await p.admit([record(3)], always);
+    await p.drain();
+    expect(control.commits).toEqual(['3', '4']);
+  });
+
+  it('fails every record sharing a refused wait', async () => {
+    let reject!: (e: Error) => void;
+    const shared = new DurableLater(new Promise<void>((_, fail) => (reject = fail)));
+    const control = new Control();
+    const p = sharedPipeline(() => shared, control);
+    await p.admit([record(0), record(1)], always);
+    await tick();
+    reject(new Error('refused'));
+    await p.drain();
+    expect(control.failures).toEqual(['0', '1']);
+    expect(control.commits).toEqual([]);
+  });
 });

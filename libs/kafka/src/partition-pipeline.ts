@@ -104,6 +104,8 @@ export class PartitionPipeline {
   private failure: bigint | undefined;
   /** Held for want of a slot. */
   private held = false;
+  /** The tasks waiting on the latest durable promise answered, until it settles. */
+  private durableWait: { readonly durable: Promise<void>; readonly tasks: Task[] } | undefined;
 
   constructor(
     private readonly handle: PipelineHandler,
@@ -229,20 +231,35 @@ export class PartitionPipeline {
       const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
       if (next === undefined) this.slots.release();
       if (later === undefined) this.finished();
-      else {
-        later.then(
-          () => {
-            task.done = true;
-            this.finished();
-          },
-          (error: unknown) => {
-            this.fail(task, error);
-            this.finished();
-          },
-        );
-      }
+      else this.finishWhenDurable(task, later);
       if (next !== undefined) void this.run(next);
     }
+  }
+
+  /**
+   * Finishes a task once its effects are durable. Consecutive tasks that wait on one promise
+   * (the dispatcher's outcomes share one per record) share one reaction to it, not one each.
+   */
+  private finishWhenDurable(task: Task, durable: Promise<void>): void {
+    const waiting = this.durableWait;
+    if (waiting?.durable === durable) {
+      waiting.tasks.push(task);
+      return;
+    }
+    const tasks = [task];
+    const wait = (this.durableWait = { durable, tasks });
+    const settle = (failed: boolean, error?: unknown) => {
+      if (this.durableWait === wait) this.durableWait = undefined;
+      for (const t of tasks) {
+        if (failed) this.fail(t, error);
+        else t.done = true;
+      }
+      this.finished(tasks.length);
+    };
+    durable.then(
+      () => settle(false),
+      (error: unknown) => settle(true, error),
+    );
   }
 
   private fail(task: Task, error: unknown): void {
@@ -263,9 +280,9 @@ export class PartitionPipeline {
     return next;
   }
 
-  /** After each record: commit what is finished, fetch again if held, recover from a failure. */
-  private finished(): void {
-    this.inFlight -= 1;
+  /** After records finish: commit what is finished, fetch again if held, recover from a failure. */
+  private finished(count = 1): void {
+    this.inFlight -= count;
     this.advance();
     if (this.held && this.failure === undefined) {
       this.held = false;

@@ -100,7 +100,7 @@ export class DispatchService {
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
     const { result, ledger } = await this.run(record, path);
-    await ledger;
+    await ledger?.durable;
     return result;
   }
 
@@ -110,8 +110,7 @@ export class DispatchService {
    * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
    */
   async handle(record: IncomingRecord, path: DeliveryPath): Promise<DurableLater | undefined> {
-    const { ledger } = await this.run(record, path);
-    return ledger === undefined ? undefined : new DurableLater(ledger);
+    return (await this.run(record, path)).ledger;
   }
 
   private async run(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
@@ -333,7 +332,7 @@ export class DispatchService {
 /** What a delivery came to, and the wait for its ledger outcome when one was gathered. */
 interface Handled {
   readonly result: DispatchResult;
-  readonly ledger?: Promise<void>;
+  readonly ledger?: DurableLater;
 }
 
 /** An attempt's decision, with each webhook's answer when POSTs were made. */

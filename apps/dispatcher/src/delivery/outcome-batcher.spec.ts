@@ -44,7 +44,7 @@ describe(OutcomeBatcher.name, () => {
   it('sends the outcomes of one tick as one unkeyed record with their count', async () => {
     const producer = new FakeProducer();
     const batcher = new OutcomeBatcher(producer);
-    await Promise.all([0, 1, 2].map((i) => batcher.add(outcome(i))));
+    await Promise.all([0, 1, 2].map((i) => batcher.add(outcome(i)).durable));
     expect(producer.sends).toHaveLength(1);
     const [record] = producer.sends[0];
     expect(record).toMatchObject({ topic: TOPIC.deliveryOutcomes, key: null });
@@ -58,8 +58,8 @@ describe(OutcomeBatcher.name, () => {
     const big = 'x'.repeat(MAX_OUTCOME_RECORD_BYTES / 4);
     const count = MAX_OUTCOMES_PER_RECORD * MAX_OUTCOME_RECORDS_PER_SEND + 10;
     await Promise.all([
-      ...Array.from({ length: count }, (_, i) => batcher.add(outcome(i))),
-      ...Array.from({ length: 8 }, (_, i) => batcher.add(outcome(count + i, big))),
+      ...Array.from({ length: count }, (_, i) => batcher.add(outcome(i)).durable),
+      ...Array.from({ length: 8 }, (_, i) => batcher.add(outcome(count + i, big)).durable),
     ]);
     const records = producer.sends.flat();
     for (const send of producer.sends) expect(send.length).toBeLessThanOrEqual(3);
@@ -76,10 +76,10 @@ describe(OutcomeBatcher.name, () => {
     const producer = new FakeProducer();
     const batcher = new OutcomeBatcher(producer);
     producer.failure = new Error('refused');
-    const refused = [batcher.add(outcome(0)), batcher.add(outcome(1))];
+    const refused = [batcher.add(outcome(0)).durable, batcher.add(outcome(1)).durable];
     for (const one of refused) await expect(one).rejects.toThrow('refused');
     producer.failure = undefined;
-    await expect(batcher.add(outcome(2))).resolves.toBeUndefined();
+    await expect(batcher.add(outcome(2)).durable).resolves.toBeUndefined();
     expect(ids(producer.sends.at(-1)!)).toEqual(['m-2']);
   });
 });

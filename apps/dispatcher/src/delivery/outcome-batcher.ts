@@ -1,5 +1,5 @@
 import { HEADER, TOPIC } from '@app/contracts';
-import { BatchProducer, OutgoingRecord } from '@app/kafka';
+import { BatchProducer, DurableLater, OutgoingRecord } from '@app/kafka';
 
 /** Most outcomes in one record. */
 export const MAX_OUTCOMES_PER_RECORD = 500;
@@ -14,7 +14,7 @@ export const MAX_OUTCOME_RECORDS_PER_SEND = 3;
 interface Batch {
   readonly parts: string[];
   bytes: number;
-  readonly sent: Promise<void>;
+  readonly sent: DurableLater;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -23,9 +23,9 @@ interface Batch {
  * Gathers the ledger's outcomes into few records: everything added while a produce is on its
  * way goes into the next one, as JSON arrays. A record per outcome cost about as much CPU as
  * the delivery itself (kafkajs's per-message send path); a record per batch costs a fraction
- * of that. `add` resolves once Kafka acknowledged the outcome's record (one promise per
- * record, shared by its outcomes), so the delivery's offset is committed only after that; a
- * refused produce rejects every outcome of it.
+ * of that. `add` answers the wait for Kafka's acknowledgement of the outcome's record (one
+ * per record, shared by its outcomes), so the delivery's offset is committed only after that;
+ * a refused produce fails every outcome of it.
  */
 export class OutcomeBatcher {
   /** Full records waiting for a produce, then the one still filling. */
@@ -36,7 +36,7 @@ export class OutcomeBatcher {
   constructor(private readonly producer: Pick<BatchProducer, 'send'>) {}
 
   /** Adds one outcome's JSON (see `outcomeJson`). */
-  add(json: string): Promise<void> {
+  add(json: string): DurableLater {
     let batch = this.filling;
     if (
       batch === undefined ||
@@ -82,9 +82,9 @@ function newBatch(): Batch {
     resolve = ok;
     reject = fail;
   });
-  // Handled here once: a delivery may stop waiting on it (its own produce failed first).
-  sent.catch(() => undefined);
-  return { parts: [], bytes: 2, sent, resolve, reject };
+  // A DurableLater handles a rejection once: a delivery may stop waiting on it (its own
+  // produce failed first).
+  return { parts: [], bytes: 2, sent: new DurableLater(sent), resolve, reject };
 }
 
 /** One record of several outcomes; no key, so the records spread over the partitions. */
