@@ -10,3 +10,4 @@ export * from './outcomes';
 export * from './timestamps';
 export * from './topics';
 export * from './validate-call';
+export * from './webhook-headers';

@@ -6,7 +6,6 @@ import {
   IsIn,
   IsOptional,
   IsString,
-  IsUrl,
   IsUUID,
   Length,
   MaxLength,
@@ -15,7 +14,7 @@ import {
 
 import { MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
 
-import { IsWebhookHeaders } from './webhook-rules';
+import { IsWebhookHeaders, IsWebhookUrl } from './webhook-rules';
 
 /** Body of `POST .../destination`. */
 export class CreateDestinationDto {
@@ -48,11 +47,12 @@ export class SharedSecretDto {
 
 /** One webhook entry: an absolute http(s) URL and static headers. */
 export class WebhookDto {
-  @ApiProperty({ example: 'https://example.com/hooks/sluice', maxLength: 2048 })
-  @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: 'url must be an absolute http or https URL' },
-  )
+  @ApiProperty({
+    example: 'https://example.com/hooks/sluice',
+    maxLength: 2048,
+    description: 'http or https; no user or password in it; host names may hold `_`',
+  })
+  @IsWebhookUrl()
   @MaxLength(2048)
   url!: string;
 
@@ -60,7 +60,9 @@ export class WebhookDto {
     type: 'object',
     additionalProperties: { type: 'string' },
     description:
-      'At most 5; Content-Type, User-Agent, X-Signature, Host, Content-Length cannot be set',
+      'At most 5; Content-Type, User-Agent, X-Signature, Host, Content-Length and ' +
+      'connection-level headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, ' +
+      'Upgrade, Expect, Proxy-*) cannot be set',
   })
   @IsOptional()
   @IsWebhookHeaders()
@@ -89,10 +91,7 @@ export class ReplaceWebhooksDto {
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2048 })
   @IsOptional()
-  @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: 'url must be an absolute http or https URL' },
-  )
+  @IsWebhookUrl()
   @MaxLength(2048)
   url?: string;
 

@@ -1,5 +1,7 @@
 import { DestinationEntity, WebhookEntity } from '@app/settings';
 
+import { withoutCredentials } from './webhook-rules';
+
 /** A webhook entry as the API shows it. */
 export interface WebhookView {
   readonly id: string;
@@ -39,5 +41,5 @@ export function destinationView(
 }
 
 export function webhookView(w: WebhookEntity): WebhookView {
-  return { id: w.id, position: w.position, url: w.url, headers: w.headers };
+  return { id: w.id, position: w.position, url: withoutCredentials(w.url), headers: w.headers };
 }

@@ -452,6 +452,38 @@ describe(WebhookClient.name, () => {
     });
   });
 
+  it('posts to a host name with an underscore (a Docker Compose service name)', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(204).end());
+    const guard = new SsrfGuard(['127.0.0.0/8']);
+    // A resolver that knows the name, as Docker's does; the guard still checks the address.
+    const lookup: SsrfGuard['lookup'] = (host, options, callback) =>
+      guard.lookup(host === 'my_receiver' ? '127.0.0.1' : host, options, callback);
+    const composeGuard: SsrfGuard = Object.assign(Object.create(guard) as SsrfGuard, { lookup });
+    const underscored = new WebhookClient({
+      timeoutMs: TIMEOUT_MS,
+      connectionsPerOrigin: 1,
+      guard: composeGuard,
+    });
+    clients.push(underscored);
+    const url = `${base.replace('127.0.0.1', 'my_receiver')}/hook`;
+    await expect(underscored.post(url, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 204,
+    });
+    expect(server.received.map((r) => [r.url, r.headers.host])).toEqual([
+      ['/hook', new URL(url).host],
+    ]);
+  });
+
+  it('refuses a URL with a user and password without connecting, naming neither', async () => {
+    const { server, base } = await serve((_, response) => response.writeHead(200).end());
+    const url = base.replace('http://', 'http://alice:s3cr3t-pw@');
+    const result = await client().post(`${url}/hook`, BODY, {});
+    expect(result).toMatchObject({ kind: 'permanent', reason: 'invalid_url' });
+    expect(JSON.stringify(result)).not.toMatch(/alice|s3cr3t-pw/);
+    expect(server.connections).toBe(0);
+  });
+
   it.each([
     ['not a url', 'not an absolute URL'],
     ['/relative', 'not an absolute URL'],

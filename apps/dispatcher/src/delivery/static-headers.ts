@@ -1,0 +1,55 @@
+import { refusedWebhookHeader } from '@app/contracts';
+import { WebhookSettings } from '@app/settings';
+
+/** Most webhooks whose dropped headers were logged (a settings reload makes new objects). */
+const MAX_WARNED = 10_000;
+
+/**
+ * A webhook's static headers as they can be sent. The admin API refuses the headers Sluice sets
+ * itself and connection-level ones (`Connection`, `Transfer-Encoding`, `Proxy-*`...), which the
+ * HTTP client would refuse on every request; a row saved before that rule still has them, and
+ * they are dropped here (with one warning per webhook) so that the rest of the delivery goes
+ * out. Worked out once per settings snapshot: the snapshot's header objects are the keys.
+ */
+export class StaticHeaders {
+  private readonly sendable = new WeakMap<object, Readonly<Record<string, string>>>();
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly warn: (message: string) => void) {}
+
+  /** The headers of `webhook` that can be sent (its own object when nothing is dropped). */
+  of(webhook: WebhookSettings): Readonly<Record<string, string>> {
+    let headers = this.sendable.get(webhook.headers);
+    if (headers === undefined) {
+      const { kept, dropped } = sendableHeaders(webhook.headers);
+      headers = kept;
+      this.sendable.set(webhook.headers, headers);
+      if (dropped.length > 0) this.warnOnce(webhook.id, dropped);
+    }
+    return headers;
+  }
+
+  private warnOnce(webhookId: string, dropped: readonly string[]): void {
+    const key = `${webhookId} ${dropped.join(',')}`;
+    if (this.warned.has(key)) return;
+    if (this.warned.size >= MAX_WARNED) this.warned.clear();
+    this.warned.add(key);
+    this.warn(
+      `webhook ${webhookId}: static header(s) ${dropped.join(', ')} not sent ` +
+        '(set by Sluice or connection-level); remove them through the admin API',
+    );
+  }
+}
+
+/** Splits static headers into those that can be sent and the names of those that cannot. */
+export function sendableHeaders(headers: Readonly<Record<string, string>>): {
+  kept: Readonly<Record<string, string>>;
+  dropped: string[];
+} {
+  const names = Object.keys(headers);
+  const dropped = names.filter((name) => refusedWebhookHeader(name) !== undefined);
+  if (dropped.length === 0) return { kept: headers, dropped };
+  const kept: Record<string, string> = {};
+  for (const name of names) if (!dropped.includes(name)) kept[name] = headers[name];
+  return { kept: Object.freeze(kept), dropped };
+}

@@ -1,0 +1,34 @@
+/** Headers Sluice sets itself on every webhook POST (lower case): a static header cannot. */
+export const RESERVED_WEBHOOK_HEADERS: readonly string[] = [
+  'content-type',
+  'user-agent',
+  'x-signature',
+  'host',
+  'content-length',
+];
+
+/**
+ * Headers that belong to one HTTP connection rather than to the request (lower case), and
+ * every `proxy-*` one. The HTTP client refuses a request that sets them, so a webhook with one
+ * would fail every delivery.
+ */
+export const CONNECTION_HEADERS: readonly string[] = [
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+];
+
+/**
+ * Why a webhook's static header cannot be sent: `reserved` (Sluice sets it), `connection`
+ * (a connection-level header), or undefined when it can be. Case-insensitive.
+ */
+export function refusedWebhookHeader(name: string): 'reserved' | 'connection' | undefined {
+  const lower = name.toLowerCase();
+  if (RESERVED_WEBHOOK_HEADERS.includes(lower)) return 'reserved';
+  if (CONNECTION_HEADERS.includes(lower) || lower.startsWith('proxy-')) return 'connection';
+  return undefined;
+}
