@@ -1,4 +1,12 @@
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+
+import {
+  KAFKA_SASL_MECHANISMS,
+  KafkaSaslMechanismName,
+  SetExactlyWhen,
+  SetOnlyWhen,
+  usesPassword,
+} from './kafka-security';
 
 /** Log levels, most verbose first. */
 export const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'] as const;
@@ -78,6 +86,99 @@ export class BaseEnv {
   @IsInt()
   @Min(1)
   KAFKA_RETENTION_HOURS: number = 168;
+
+  /**
+   * Connect to the brokers over TLS. The brokers' certificate chain is always verified
+   * (docs/kafka-security.md).
+   */
+  @IsBoolean({ message: 'KAFKA_SSL must be true or false' })
+  KAFKA_SSL: boolean = false;
+
+  /**
+   * PEM file of the CA certificates the brokers' certificates must chain to. Empty: the
+   * public CAs Node trusts. Read again at each new connection, so a renewed file is used.
+   * @example /etc/sluice/kafka-tls/ca.crt
+   */
+  @SetOnlyWhen((env) => env.KAFKA_SSL, 'KAFKA_SSL_CA_FILE needs KAFKA_SSL=true')
+  @IsString()
+  KAFKA_SSL_CA_FILE: string = '';
+
+  /**
+   * PEM file of this app's client certificate, for brokers that authenticate clients by
+   * certificate (mutual TLS); set together with `KAFKA_SSL_KEY_FILE`.
+   */
+  @SetOnlyWhen(
+    (env) => env.KAFKA_SSL && env.KAFKA_SSL_KEY_FILE !== '',
+    'KAFKA_SSL_CERT_FILE needs KAFKA_SSL=true and KAFKA_SSL_KEY_FILE',
+  )
+  @IsString()
+  KAFKA_SSL_CERT_FILE: string = '';
+
+  /** PEM file of the client certificate's private key (unencrypted); with `KAFKA_SSL_CERT_FILE`. */
+  @SetOnlyWhen(
+    (env) => env.KAFKA_SSL && env.KAFKA_SSL_CERT_FILE !== '',
+    'KAFKA_SSL_KEY_FILE needs KAFKA_SSL=true and KAFKA_SSL_CERT_FILE',
+  )
+  @IsString()
+  KAFKA_SSL_KEY_FILE: string = '';
+
+  /**
+   * Check that a broker's certificate names the host in `KAFKA_BROKERS`. `false` skips only
+   * that check (the chain is still verified against the CA): for brokers reached by an address
+   * their certificates do not name, such as a port-forward.
+   */
+  @IsBoolean({ message: 'KAFKA_SSL_CHECK_HOSTNAME must be true or false' })
+  KAFKA_SSL_CHECK_HOSTNAME: boolean = true;
+
+  /**
+   * SASL mechanism: `plain`, `scram-sha-256`, `scram-sha-512` or `oauthbearer`; empty for no
+   * SASL. Use it with `KAFKA_SSL=true`: PLAIN sends the password as it is.
+   */
+  @IsIn(KAFKA_SASL_MECHANISMS)
+  KAFKA_SASL_MECHANISM: KafkaSaslMechanismName = '';
+
+  /** SASL user name (PLAIN and SCRAM); for Confluent Cloud, the API key. */
+  @SetExactlyWhen(
+    usesPassword,
+    'KAFKA_SASL_USERNAME is needed with KAFKA_SASL_MECHANISM plain or scram-*, and only then',
+  )
+  @IsString()
+  KAFKA_SASL_USERNAME: string = '';
+
+  /**
+   * SASL password (PLAIN and SCRAM); or give `KAFKA_SASL_PASSWORD_FILE` instead. Never logged.
+   */
+  @SetExactlyWhen(
+    (env) => usesPassword(env) && env.KAFKA_SASL_PASSWORD_FILE === '',
+    'KAFKA_SASL_PASSWORD or KAFKA_SASL_PASSWORD_FILE (one of them) is needed with KAFKA_SASL_MECHANISM plain or scram-*, and only then',
+  )
+  @IsString()
+  KAFKA_SASL_PASSWORD: string = '';
+
+  /**
+   * File holding the SASL password (a final newline is ignored), instead of
+   * `KAFKA_SASL_PASSWORD`; read again at each authentication, so a rotated password is used by
+   * the next connection.
+   */
+  @SetOnlyWhen(
+    (env) => usesPassword(env) && env.KAFKA_SASL_PASSWORD === '',
+    'KAFKA_SASL_PASSWORD_FILE needs KAFKA_SASL_MECHANISM plain or scram-*, and no KAFKA_SASL_PASSWORD',
+  )
+  @IsString()
+  KAFKA_SASL_PASSWORD_FILE: string = '';
+
+  /**
+   * File holding the OAUTHBEARER token (`KAFKA_SASL_MECHANISM=oauthbearer`), read at each
+   * authentication, so a token the platform rotates in place (a projected service-account
+   * token) is always the current one.
+   * @example /var/run/secrets/kafka/token
+   */
+  @SetExactlyWhen(
+    (env) => env.KAFKA_SASL_MECHANISM === 'oauthbearer',
+    'KAFKA_SASL_OAUTHBEARER_TOKEN_FILE is needed with KAFKA_SASL_MECHANISM=oauthbearer, and only then',
+  )
+  @IsString()
+  KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: string = '';
 
   /**
    * PostgreSQL connection URL of the settings database,

@@ -1,4 +1,5 @@
 import { BaseEnv, LogLevelName } from './base.env';
+import { KafkaSaslConfig, kafkaSecurityConfig, KafkaTlsConfig } from './kafka-security';
 
 /** Kafka settings shared by every app, typed. */
 export interface KafkaConfig {
@@ -8,6 +9,10 @@ export interface KafkaConfig {
   readonly topicPartitions: number;
   readonly replicationFactor: number;
   readonly retentionMs: number;
+  /** TLS to the brokers; undefined for plaintext. */
+  readonly tls?: KafkaTlsConfig;
+  /** SASL authentication; undefined for none. Holds the password: never log it. */
+  readonly sasl?: KafkaSaslConfig;
 }
 
 /** PostgreSQL settings shared by every app, typed. */
@@ -41,6 +46,7 @@ export function commonConfig(app: string, env: BaseEnv, port: number): CommonCon
       topicPartitions: env.KAFKA_TOPIC_PARTITIONS,
       replicationFactor: env.KAFKA_REPLICATION_FACTOR,
       retentionMs: env.KAFKA_RETENTION_HOURS * 3_600_000,
+      ...kafkaSecurityConfig(env),
     },
     database: {
       url: env.DATABASE_URL,

@@ -1,3 +1,4 @@
 export * from './base.env';
 export * from './common';
 export * from './env';
+export * from './kafka-security';

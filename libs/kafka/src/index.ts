@@ -1,5 +1,6 @@
 export * from './batch.producer';
 export * from './consumer-lag';
+export * from './kafka-security';
 export * from './kafka.connection';
 export * from './kafka.module';
 export * from './kafka.options';

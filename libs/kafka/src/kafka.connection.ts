@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Admin, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
 
+import { explainKafkaError, kafkajsSecurity } from './kafka-security';
 import { KafkaConnectionOptions } from './kafka.options';
 import { installKafkajsReplacements } from './kafkajs-replacements';
 import { keyHashPartitioner } from './partitioner';
@@ -87,17 +88,31 @@ const logToNest: logCreator = () => {
 export class KafkaConnection {
   private readonly kafka: Kafka;
 
-  /** @throws {KafkajsVersionError} when kafkajs is not the version its replacements fit */
+  /**
+   * The one place a kafkajs client is made, so every producer, consumer and admin client of
+   * every app has the same TLS and SASL settings.
+   * @throws {KafkajsVersionError} when kafkajs is not the version its replacements fit
+   * @throws {KafkaSecurityError} when a TLS or SASL file cannot be read
+   */
   constructor(readonly options: KafkaConnectionOptions) {
     installKafkajsReplacements();
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
+      ...kafkajsSecurity(options),
       logLevel: logLevel.WARN,
       logCreator: logToNest,
       connectionTimeout: 3_000,
       retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5_000 },
     });
+  }
+
+  /**
+   * A failure caused by TLS or SASL as a clear {@link KafkaSecurityError} naming the variables
+   * to check (never a secret); any other error as it is.
+   */
+  explain(error: unknown): unknown {
+    return explainKafkaError(error, this.options);
   }
 
   /** The topic name on the cluster for a logical name. */

@@ -22,8 +22,13 @@ export class TopicAdmin {
     this.probe = connection.admin(0);
   }
 
+  /** The first connection of an app: a TLS or SASL failure stops start-up with a clear error. */
   async connect(): Promise<void> {
-    await Promise.all([this.admin.connect(), this.probe.connect()]);
+    try {
+      await Promise.all([this.admin.connect(), this.probe.connect()]);
+    } catch (error) {
+      throw this.connection.explain(error);
+    }
   }
 
   async disconnect(): Promise<void> {

@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import { CounterTally } from './counter-tally';
@@ -12,6 +15,9 @@ const GAUGES_NAMED_LIKE_COUNTERS = [
   'nodejs_active_resources_total',
 ];
 
+/** The project's package name, whose package.json gives the version. */
+const PACKAGE_NAME = 'sluice';
+
 /**
  * One Prometheus registry per app: default process metrics plus the app's own, all labelled
  * with `app`. Metric names carry units and `_total` suffixes; labels stay low-cardinality
@@ -20,8 +26,20 @@ const GAUGES_NAMED_LIKE_COUNTERS = [
 export class Metrics {
   readonly registry = new Registry();
 
-  constructor(readonly app: string) {
+  /**
+   * @param app the app's name, the `app` label of every metric
+   * @param version the running version (`sluice_build_info`); package.json's by default
+   */
+  constructor(
+    readonly app: string,
+    version: string = packageVersion(__dirname),
+  ) {
     this.registry.setDefaultLabels({ app });
+    // Always 1: the labels are the information (joined to other series with `on (app)`).
+    this.gauge('sluice_build_info', 'The running build of the app', ['version']).set(
+      { version },
+      1,
+    );
     // The event-loop delay is sampled every 100 ms rather than prom-client's 10 ms: its timer
     // was an idle process's most frequent wake-up (about 100 a second).
     collectDefaultMetrics({
@@ -83,5 +101,25 @@ export class Metrics {
   /** The registry in Prometheus text format. */
   async text(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/**
+ * The version in the project's package.json, found from `dir` upwards (beside the sources in
+ * a checkout, above dist/ in the image); `unknown` when there is none.
+ */
+export function packageVersion(dir: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    const file = join(at, 'package.json');
+    if (existsSync(file)) {
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === PACKAGE_NAME && typeof manifest.version === 'string') {
+        return manifest.version;
+      }
+    }
+    if (dirname(at) === at) return 'unknown';
   }
 }

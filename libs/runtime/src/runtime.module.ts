@@ -47,6 +47,8 @@ export class RuntimeModule {
             brokers: kafka.brokers,
             clientId: kafka.clientId,
             topicPrefix: kafka.topicPrefix,
+            tls: kafka.tls,
+            sasl: kafka.sasl,
           },
           topics: topicSpecs([...Object.values(TOPIC), ...extraTopics], {
             partitions: kafka.topicPartitions,

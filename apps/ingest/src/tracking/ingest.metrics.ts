@@ -1,8 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { CounterTally, HistogramSeries, Metrics } from '@app/observability';
+import { CounterTally, HistogramSeries, LightHistogram, Metrics } from '@app/observability';
 
 /** Where a call came in. */
 export type Channel = 'http' | 'kafka';
+
+/**
+ * Upper bounds of the request-duration buckets, in seconds: from half a millisecond (a call
+ * refused before Kafka) to 2.5 s (a produce waiting on a slow broker).
+ */
+const REQUEST_SECONDS_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
 
 /**
  * Ingest's own metrics. Counts gather as plain numbers and reach prom-client when it is read,
@@ -20,6 +28,10 @@ export class IngestMetrics {
   /** Time from handing records to the producer to the brokers' acknowledgement, by outcome. */
   private readonly produceOk: HistogramSeries;
   private readonly produceError: HistogramSeries;
+  /** Tracking-API request durations by route and status class. */
+  private readonly requestSeconds: LightHistogram<'route' | 'status_class'>;
+  /** Their series by route, then by status / 100 (resolved on first use, then kept). */
+  private readonly requestSeries = new Map<string, HistogramSeries[]>();
 
   constructor(metrics: Metrics) {
     // Registered with their tallies; read only by the registry.
@@ -49,11 +61,32 @@ export class IngestMetrics {
     );
     this.produceOk = produceSeconds.series({ outcome: 'ok' });
     this.produceError = produceSeconds.series({ outcome: 'error' });
+    this.requestSeconds = metrics.lightHistogram(
+      'sluice_ingest_http_request_duration_seconds',
+      'Tracking API request duration, from routing to the last byte of the answer',
+      REQUEST_SECONDS_BUCKETS,
+      ['route', 'status_class'],
+    );
   }
 
-  /** A tracking-API request was answered with `status`. */
-  request(route: string, status: number): void {
+  /**
+   * A tracking-API request was answered with `status` after `seconds`. `route` is one of a
+   * few names (`track`, `b`, `settings`...), never a path holding a write key.
+   */
+  request(route: string, status: number, seconds: number): void {
     this.requests.add(`${route} ${status}`, () => ({ route, status: String(status) }));
+    const statusClass = Math.trunc(status / 100);
+    let byClass = this.requestSeries.get(route);
+    if (byClass === undefined) {
+      byClass = [];
+      this.requestSeries.set(route, byClass);
+    }
+    let series = byClass[statusClass];
+    if (series === undefined) {
+      series = this.requestSeconds.series({ route, status_class: `${statusClass}xx` });
+      byClass[statusClass] = series;
+    }
+    series.observe(seconds);
   }
 
   /** `count` calls of a type were accepted. */

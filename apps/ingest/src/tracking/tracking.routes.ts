@@ -119,10 +119,12 @@ export function registerTrackingRoutes(fastify: FastifyInstance, deps: TrackingR
   );
   fastify.options('/v1/*', (request, reply) => preflight(request, reply, settings));
   registerSettingsRoute(fastify, settings, deps.publicUrl);
-  // Requests by route and status, counted once the answer is sent (errors included).
+  // Requests by route and status, counted once the answer is sent (errors included), with
+  // the time Fastify measured from routing to the answer's end (milliseconds; no clock read).
   fastify.addHook('onResponse', (request, reply, done) => {
     if (request.url.startsWith('/v1/')) {
-      metrics.request(routeLabel(request.method, request.url), reply.statusCode);
+      const route = routeLabel(request.method, request.url);
+      metrics.request(route, reply.statusCode, reply.elapsedTime / 1000);
     }
     done();
   });

@@ -1,0 +1,192 @@
+import { ConnectionOptions } from 'node:tls';
+
+import {
+  KafkaJSConnectionError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSSASLAuthenticationError,
+} from 'kafkajs';
+
+import {
+  explainKafkaError,
+  KafkaSecurityError,
+  kafkajsSecurity,
+  readSecurityFile,
+  tokenFileProvider,
+} from './kafka-security';
+
+/** A file system of named texts whose reads are counted; a missing name fails as ENOENT. */
+function files(initial: Record<string, string>) {
+  const contents = new Map(Object.entries(initial));
+  const reads: string[] = [];
+  const read = (path: string) => {
+    reads.push(path);
+    const text = contents.get(path);
+    if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    return text;
+  };
+  return { read, reads, contents };
+}
+
+const PASSWORD = 'pa55-word-never-shown';
+
+describe(kafkajsSecurity.name, () => {
+  it('gives kafkajs nothing for plaintext without SASL', () => {
+    expect(kafkajsSecurity({}, files({}).read)).toEqual({});
+  });
+
+  it('verifies the chain and reads the CA, certificate and key at each new connection', () => {
+    const fs = files({ '/ca': 'CA-1', '/crt': 'CRT', '/key': 'KEY' });
+    const { ssl } = kafkajsSecurity(
+      { tls: { caFile: '/ca', certFile: '/crt', keyFile: '/key', checkHostname: true } },
+      fs.read,
+    );
+    // kafkajs copies the settings into each socket's options like this.
+    const first = Object.assign({ host: 'h' }, ssl) as ConnectionOptions;
+    fs.contents.set('/ca', 'CA-2');
+    const second = Object.assign({ host: 'h' }, ssl) as ConnectionOptions;
+    expect(first).toMatchObject({ rejectUnauthorized: true, ca: 'CA-1', cert: 'CRT', key: 'KEY' });
+    expect(second.ca).toBe('CA-2');
+    expect(first.checkServerIdentity).toBeUndefined();
+  });
+
+  it('skips only the host name check when told to', () => {
+    const { ssl } = kafkajsSecurity({ tls: { checkHostname: false } }, files({}).read);
+    expect(ssl?.rejectUnauthorized).toBe(true);
+    expect(ssl?.checkServerIdentity?.('other.example', {} as never)).toBeUndefined();
+  });
+
+  it('stops at once, naming the variable, when a file cannot be read', () => {
+    const make = () =>
+      kafkajsSecurity({ tls: { caFile: '/missing', checkHostname: true } }, files({}).read);
+    expect(make).toThrow(KafkaSecurityError);
+    expect(make).toThrow('cannot read KAFKA_SSL_CA_FILE (/missing: ENOENT)');
+  });
+
+  it('keeps a given password out of what the settings print', () => {
+    const { sasl } = kafkajsSecurity(
+      { sasl: { mechanism: 'scram-sha-512', username: 'app', password: PASSWORD } },
+      files({}).read,
+    );
+    expect(sasl).toMatchObject({ mechanism: 'scram-sha-512', username: 'app' });
+    expect((sasl as { password: string }).password).toBe(PASSWORD);
+    expect(JSON.stringify(sasl)).not.toContain(PASSWORD);
+  });
+
+  it('reads a password file at each authentication, without its final newline', () => {
+    const fs = files({ '/pw': `${PASSWORD}\n` });
+    const { sasl } = kafkajsSecurity(
+      { sasl: { mechanism: 'plain', username: 'app', passwordFile: '/pw' } },
+      fs.read,
+    );
+    const password = () => (sasl as { password: string }).password;
+    expect(password()).toBe(PASSWORD);
+    fs.contents.set('/pw', 'rotated');
+    expect(password()).toBe('rotated');
+  });
+});
+
+describe(tokenFileProvider.name, () => {
+  it('reads the token file at each authentication, so a rotated token is used', async () => {
+    const fs = files({ '/token': 'token-1\n' });
+    const { sasl } = kafkajsSecurity(
+      { sasl: { mechanism: 'oauthbearer', tokenFile: '/token' } },
+      fs.read,
+    );
+    const provider = (sasl as { oauthBearerProvider: () => Promise<{ value: string }> })
+      .oauthBearerProvider;
+    const readsAtStart = fs.reads.length;
+    await expect(provider()).resolves.toEqual({ value: 'token-1' });
+    fs.contents.set('/token', 'token-2');
+    await expect(provider()).resolves.toEqual({ value: 'token-2' });
+    expect(fs.reads.length - readsAtStart).toBe(2);
+  });
+
+  it('fails an authentication with an empty token file, naming the variable', async () => {
+    const provider = tokenFileProvider('/token', files({ '/token': '  \n' }).read);
+    await expect(provider()).rejects.toThrow(
+      'KAFKA_SASL_OAUTHBEARER_TOKEN_FILE (/token) is an empty file',
+    );
+  });
+});
+
+describe(readSecurityFile.name, () => {
+  it('never puts the content in its errors', () => {
+    expect(() => readSecurityFile('/f', 'KAFKA_SASL_PASSWORD_FILE', () => '\n')).toThrow(
+      'KAFKA_SASL_PASSWORD_FILE (/f) is an empty file',
+    );
+  });
+});
+
+describe(explainKafkaError.name, () => {
+  const scram = {
+    sasl: { mechanism: 'scram-sha-512', username: 'app', password: PASSWORD },
+  } as const;
+  const connectionError = (code: string) =>
+    new KafkaJSConnectionError(`Connection error: ${code}`, { broker: 'b:1', code });
+
+  it.each([
+    [
+      'a refused password',
+      new KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: bad'),
+      scram,
+      'Kafka SASL authentication failed (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): the broker refused the SCRAM-SHA-512 credentials',
+    ],
+    [
+      'a refused password file',
+      new KafkaJSSASLAuthenticationError('SASL PLAIN authentication failed: bad'),
+      { sasl: { mechanism: 'plain', username: 'app', passwordFile: '/pw' } } as const,
+      'Kafka SASL authentication failed (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD_FILE)',
+    ],
+    [
+      'a refused token',
+      new KafkaJSSASLAuthenticationError('SASL OAUTHBEARER authentication failed: bad'),
+      { sasl: { mechanism: 'oauthbearer', tokenFile: '/t' } } as const,
+      'Kafka SASL authentication failed (KAFKA_SASL_OAUTHBEARER_TOKEN_FILE)',
+    ],
+    [
+      'a mechanism the broker lacks',
+      new KafkaJSSASLAuthenticationError(
+        'SASL SCRAM-SHA-512 mechanism is not supported by the server',
+      ),
+      scram,
+      'Kafka SASL mechanism SCRAM-SHA-512 is not enabled on the broker (KAFKA_SASL_MECHANISM)',
+    ],
+    [
+      'an untrusted certificate, after retries',
+      new KafkaJSNumberOfRetriesExceeded(connectionError('SELF_SIGNED_CERT_IN_CHAIN'), {
+        retryCount: 5,
+        retryTime: 100,
+      }),
+      { tls: { caFile: '/ca', checkHostname: true } },
+      "Kafka TLS: the broker's certificate is not signed by the CA in KAFKA_SSL_CA_FILE (SELF_SIGNED_CERT_IN_CHAIN)",
+    ],
+    [
+      'a certificate of another host',
+      connectionError('ERR_TLS_CERT_ALTNAME_INVALID'),
+      { tls: { checkHostname: true } },
+      'does not name the host in KAFKA_BROKERS (KAFKA_SSL_CHECK_HOSTNAME)',
+    ],
+    [
+      'TLS to a plaintext listener',
+      connectionError('ERR_SSL_WRONG_VERSION_NUMBER'),
+      { tls: { checkHostname: true } },
+      'is it a plaintext listener? (KAFKA_SSL)',
+    ],
+    [
+      'a refused client certificate',
+      connectionError('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED'),
+      { tls: { checkHostname: true } },
+      'refused the client certificate (KAFKA_SSL_CERT_FILE/KAFKA_SSL_KEY_FILE)',
+    ],
+  ])('explains %s', (_, error, options, message) => {
+    const explained = explainKafkaError(error, options);
+    expect(explained).toBeInstanceOf(KafkaSecurityError);
+    expect((explained as Error).message).toContain(message);
+    expect((explained as Error).message).not.toContain(PASSWORD);
+  });
+
+  it('returns any other error as it is', () => {
+    const error = connectionError('ECONNREFUSED');
+    expect(explainKafkaError(error, scram)).toBe(error);
+  });
+});
