@@ -12,6 +12,7 @@ describe(loadRouterConfig.name, () => {
     expect(loadRouterConfig(REQUIRED).router).toEqual({
       partitionsConcurrently: 3,
       maxInFlightPerPartition: 64,
+      dedupWindowMs: 900_000,
     });
   });
 
@@ -20,8 +21,13 @@ describe(loadRouterConfig.name, () => {
       ...REQUIRED,
       ROUTER_PARTITIONS_CONCURRENTLY: '6',
       ROUTER_MAX_IN_FLIGHT: '256',
+      ROUTER_DEDUP_WINDOW_SECONDS: '0',
     });
-    expect(config.router).toEqual({ partitionsConcurrently: 6, maxInFlightPerPartition: 256 });
+    expect(config.router).toEqual({
+      partitionsConcurrently: 6,
+      maxInFlightPerPartition: 256,
+      dedupWindowMs: 0,
+    });
     expect(Object.isFrozen(config.router)).toBe(true);
   });
 
@@ -30,6 +36,8 @@ describe(loadRouterConfig.name, () => {
     ['ROUTER_PARTITIONS_CONCURRENTLY', 'many'],
     ['ROUTER_MAX_IN_FLIGHT', '0'],
     ['ROUTER_MAX_IN_FLIGHT', '1.5'],
+    ['ROUTER_DEDUP_WINDOW_SECONDS', '-1'],
+    ['ROUTER_DEDUP_WINDOW_SECONDS', '999999999'],
   ])('refuses %s=%s, naming the variable and not the value', (name, value) => {
     expect(() => loadRouterConfig({ ...REQUIRED, [name]: value })).toThrow(ConfigError);
     expect(() => loadRouterConfig({ ...REQUIRED, [name]: value })).toThrow(name);

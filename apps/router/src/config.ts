@@ -24,6 +24,16 @@ class RouterEnv extends BaseEnv {
   @Min(1)
   @Max(5_000)
   ROUTER_MAX_IN_FLIGHT: number = 64;
+
+  /**
+   * Seconds a call's (source, messageId) is remembered: a call seen again within them is not
+   * routed (counted as deduplicated). 0 turns de-duplication off. Memory: about 40 bytes per
+   * call remembered (docs/operations.md, "De-duplication").
+   */
+  @IsInt()
+  @Min(0)
+  @Max(7 * 24 * 3_600)
+  ROUTER_DEDUP_WINDOW_SECONDS: number = 900;
 }
 
 /** The router app's typed, frozen configuration. */
@@ -33,6 +43,8 @@ export interface RouterConfig extends CommonConfig {
     readonly partitionsConcurrently: number;
     /** Calls of one partition in flight at once. */
     readonly maxInFlightPerPartition: number;
+    /** How long a (source, messageId) is remembered for de-duplication; 0 when off. */
+    readonly dedupWindowMs: number;
   };
 }
 
@@ -44,6 +56,7 @@ export function loadRouterConfig(env: NodeJS.ProcessEnv = process.env): RouterCo
     router: {
       partitionsConcurrently: vars.ROUTER_PARTITIONS_CONCURRENTLY,
       maxInFlightPerPartition: vars.ROUTER_MAX_IN_FLIGHT,
+      dedupWindowMs: vars.ROUTER_DEDUP_WINDOW_SECONDS * 1_000,
     },
   });
 }

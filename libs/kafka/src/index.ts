@@ -1,4 +1,5 @@
 export * from './batch.producer';
+export * from './consumer-health';
 export * from './consumer-lag';
 export * from './kafka-security';
 export * from './kafka.connection';
@@ -6,6 +7,8 @@ export * from './kafka.module';
 export * from './kafka.options';
 export * from './kafka.transport';
 export * from './partition-pipeline';
+export * from './range-reader';
+export * from './rebalance-watch';
 export * from './record-reader';
 export * from './records';
 export * from './semaphore';

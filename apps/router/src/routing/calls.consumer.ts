@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 
 import { TOPIC } from '@app/contracts';
-import { KafkaTransport } from '@app/kafka';
+import { KafkaConnection, KafkaTransport, RebalanceWatch } from '@app/kafka';
 
+import { DedupService } from './dedup.service';
 import { RoutingService } from './routing.service';
 
 /**
@@ -13,9 +14,24 @@ import { RoutingService } from './routing.service';
  */
 @Injectable()
 export class CallsConsumer {
-  constructor(private readonly routing: RoutingService) {}
+  constructor(
+    private readonly routing: RoutingService,
+    private readonly dedup: DedupService,
+    private readonly connection: KafkaConnection,
+  ) {}
 
   register(transport: KafkaTransport): void {
-    transport.consume(TOPIC.calls, (record) => this.routing.route(record));
+    if (!this.dedup.enabled) {
+      transport.consume(TOPIC.calls, (record) => this.routing.route(record));
+      return;
+    }
+    // The de-duplication keeps state per partition: a rebalance makes it check that state.
+    const watch = new RebalanceWatch(transport, this.connection, TOPIC.calls, (assigned) =>
+      this.dedup.rebalanced(assigned),
+    );
+    transport.consume(TOPIC.calls, (record) => {
+      watch.arm();
+      return this.routing.route(record);
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 
 import { Metrics } from '@app/observability';
 
@@ -14,6 +14,12 @@ export class RouterMetrics {
   readonly deliveries: Counter<'type'>;
   /** Records of the calls topic that could not be routed, by reason. */
   readonly rejected: Counter<'reason'>;
+  /** Calls not routed because their (source, messageId) was seen within the window. */
+  readonly deduplicated: Counter<'type'>;
+  /** (source, messageId) fingerprints the de-duplication holds, over its partitions. */
+  readonly dedupEntries: Gauge;
+  /** Call records read back from Kafka to rebuild what a partition saw. */
+  readonly dedupReadBack: Counter;
   /** Time from handing deliveries to the producer to the brokers' acknowledgement. */
   readonly produceSeconds: Histogram<'outcome'>;
 
@@ -33,6 +39,19 @@ export class RouterMetrics {
       'sluice_router_records_rejected_total',
       'Call records that could not be routed, sent to the rejected topic',
       ['reason'],
+    );
+    this.deduplicated = metrics.counter(
+      'sluice_router_calls_deduplicated_total',
+      'Calls dropped as duplicates: their messageId was seen for the source within the window',
+      ['type'],
+    );
+    this.dedupEntries = metrics.gauge(
+      'sluice_router_dedup_entries',
+      '(source, messageId) fingerprints held for de-duplication',
+    );
+    this.dedupReadBack = metrics.counter(
+      'sluice_router_dedup_read_back_records_total',
+      'Call records read back from Kafka to rebuild the de-duplication after an assignment',
     );
     this.produceSeconds = metrics.histogram(
       'sluice_router_produce_duration_seconds',

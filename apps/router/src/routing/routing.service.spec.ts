@@ -3,6 +3,7 @@ import { IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import type { DestinationSettings, SourceSettings } from '@app/settings';
 
+import { CallHistory, DedupService } from './dedup.service';
 import { RoutingSettings } from './route-decision';
 import { RouterMetrics } from './router.metrics';
 import { DeliveryProducer, RoutingService } from './routing.service';
@@ -50,7 +51,14 @@ class FakeSettings implements RoutingSettings {
   }
 }
 
-function callRecord(headers: Record<string, string> = {}): IncomingRecord {
+/** A calls topic with nothing to read back. */
+const NO_HISTORY: CallHistory = { read: () => Promise.resolve(0) };
+
+function dedup(windowMs: number, metrics: RouterMetrics): DedupService {
+  return new DedupService({ windowMs, seeds: [1, 2] }, NO_HISTORY, metrics);
+}
+
+function callRecord(headers: Record<string, string> = {}, offset = '42'): IncomingRecord {
   const all: Record<string, string> = {
     [HEADER.sourceId]: SOURCE_ID,
     [HEADER.callType]: 'identify',
@@ -61,7 +69,7 @@ function callRecord(headers: Record<string, string> = {}): IncomingRecord {
   return {
     topic: TOPIC.calls,
     partition: 1,
-    offset: '42',
+    offset,
     key: Buffer.from(`${SOURCE_ID}:u-1`),
     value: VALUE,
     headers: Object.fromEntries(Object.entries(all).map(([k, v]) => [k, Buffer.from(v)])),
@@ -91,7 +99,7 @@ describe(RoutingService.name, () => {
     producer = new FakeProducer();
     settings = new FakeSettings();
     metrics = new RouterMetrics(new Metrics('router-spec'));
-    service = new RoutingService(settings, producer, metrics);
+    service = new RoutingService(settings, producer, metrics, dedup(900_000, metrics));
   });
 
   it('produces one delivery with the call bytes unchanged, then reports it', async () => {
@@ -142,6 +150,36 @@ describe(RoutingService.name, () => {
       headers: { [HEADER.reason]: 'invalid_call_type' },
     });
     await expect(counted(metrics.rejected, { reason: 'invalid_call_type' })).resolves.toBe(1);
+  });
+
+  it('drops a call whose messageId the source sent before, counting it', async () => {
+    await service.route(callRecord({}, '42'));
+    await expect(service.route(callRecord({}, '43'))).resolves.toEqual({ kind: 'duplicate' });
+    expect(producer.sent).toHaveLength(1);
+    await expect(counted(metrics.deduplicated, { type: 'identify' })).resolves.toBe(1);
+  });
+
+  it('routes again the same record handled again (a replay is not a duplicate)', async () => {
+    await service.route(callRecord({}, '42'));
+    await expect(service.route(callRecord({}, '42'))).resolves.toMatchObject({
+      kind: 'delivered',
+    });
+    expect(producer.sent).toHaveLength(2);
+  });
+
+  it('drops a duplicate of a filtered call too', async () => {
+    settings.destinationSettings = { ...settings.destinationSettings, enabled: false };
+    await service.route(callRecord({}, '42'));
+    settings.destinationSettings = { ...settings.destinationSettings, enabled: true };
+    await expect(service.route(callRecord({}, '43'))).resolves.toEqual({ kind: 'duplicate' });
+    expect(producer.sent).toEqual([]);
+  });
+
+  it('routes every copy with the window at 0 (de-duplication off)', async () => {
+    service = new RoutingService(settings, producer, metrics, dedup(0, metrics));
+    await service.route(callRecord({}, '42'));
+    await service.route(callRecord({}, '43'));
+    expect(producer.sent).toHaveLength(2);
   });
 
   it('throws when Kafka does not take the delivery, counting nothing as routed', async () => {

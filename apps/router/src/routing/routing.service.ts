@@ -10,6 +10,7 @@ import {
   InvalidCallReason,
   rejectedRecord,
 } from './call-record';
+import { DedupService } from './dedup.service';
 import { decideRoute, FilterReason, RoutingSettings } from './route-decision';
 import { RouterMetrics } from './router.metrics';
 
@@ -17,6 +18,8 @@ import { RouterMetrics } from './router.metrics';
 export type RouteOutcome =
   | { readonly kind: 'delivered'; readonly destinationId: string }
   | { readonly kind: 'filtered'; readonly reason: FilterReason }
+  /** Its (source, messageId) was seen within the de-duplication window. */
+  | { readonly kind: 'duplicate' }
   | { readonly kind: 'rejected'; readonly reason: InvalidCallReason };
 
 /** The part of the producer routing uses. */
@@ -37,6 +40,7 @@ export class RoutingService {
     @Inject(SettingsCache) private readonly settings: RoutingSettings,
     @Inject(BatchProducer) private readonly producer: DeliveryProducer,
     private readonly metrics: RouterMetrics,
+    @Inject(DedupService) private readonly dedup: Pick<DedupService, 'check'>,
   ) {}
 
   /**
@@ -48,6 +52,11 @@ export class RoutingService {
     const decoded = decodeCallRecord(record);
     if (decoded.kind === 'invalid') return this.reject(record, decoded.reason);
     const { call } = decoded;
+    // Before deciding: a duplicate of a call that was filtered is not routed either.
+    if ((await this.dedup.check(record)) === 'duplicate') {
+      this.metrics.deduplicated.inc({ type: call.type });
+      return { kind: 'duplicate' };
+    }
     const decision = decideRoute(call, this.settings);
     if (decision.kind === 'filtered') {
       this.metrics.filtered.inc({ reason: decision.reason, type: call.type });
