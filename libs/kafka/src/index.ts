@@ -1,5 +1,4 @@
 export * from './batch.producer';
-export * from './consumer-health';
 export * from './consumer-lag';
 export * from './kafka-security';
 export * from './kafka.connection';
