@@ -38,3 +38,21 @@ export function variablesOf(app: string): Set<string> {
   }
   return names;
 }
+
+/**
+ * The metric names a PromQL expression selects: `name{...}`, `name[...]` and the
+ * alternatives of `{__name__=~"a_(b|c)_d"}`, histogram suffixes (_bucket, _sum, _count) removed.
+ */
+export function alertMetricNames(expr: string): string[] {
+  // Outside quoted strings (label values such as "sluice[.]deliveries[.]retry").
+  const unquoted = expr.replace(/"[^"]*"/g, '""');
+  const names = [...unquoted.matchAll(/\b([a-z_][a-z0-9_]*)\s*(?=[{[])/g)].map((m) => m[1]);
+  for (const [, pattern] of expr.matchAll(/__name__=~"([^"]+)"/g)) {
+    const alternation = /^(.*)\(([^()]+)\)(.*)$/.exec(pattern);
+    const expanded = alternation
+      ? alternation[2].split('|').map((part) => `${alternation[1]}${part}${alternation[3]}`)
+      : [pattern];
+    names.push(...expanded);
+  }
+  return [...new Set(names.map((name) => name.replace(/_(bucket|sum|count)$/, '')))];
+}
