@@ -7,6 +7,8 @@ import { count, fixed, median, table } from './report.mts';
 import type { RecordShape } from './router-stand.mts';
 
 const GOAL = 0.5;
+/** The rate with de-duplication on, at least this share of the rate with it off */
+const DEDUP_GOAL = 0.9;
 
 /** The benchmark's settings, from the environment (see bench/ROUTER.md). */
 export interface Settings {
@@ -75,6 +77,8 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
 export interface ReportInput {
   readonly settings: Settings;
   readonly router: Series;
+  /** The router with its de-duplication off (ROUTER_DEDUP_WINDOW_SECONDS=0). */
+  readonly routerNoDedup: Series;
   readonly bare: Series;
   readonly shape?: RecordShape;
   readonly fillPerSecond: number;
@@ -84,11 +88,22 @@ export interface ReportInput {
 
 /** The report: set-up, the measurements table, the ratio with its goal, warnings. */
 export function routerReport(input: ReportInput): string {
-  const { settings: s, router, bare, shape, fillPerSecond, warnings, pollMs } = input;
+  const {
+    settings: s,
+    router,
+    routerNoDedup,
+    bare,
+    shape,
+    fillPerSecond,
+    warnings,
+    pollMs,
+  } = input;
   const value = (series: Series) => median(series.samples.map((x) => x.perSecond));
   const ratio = value(router) / value(bare);
-  const perRound = router.samples.map((x, i) => x.perSecond / (bare.samples[i]?.perSecond ?? NaN));
-  const rows = [router, bare].map((series) => {
+  const perRound = (a: Series, b: Series) =>
+    a.samples.map((x, i) => x.perSecond / (b.samples[i]?.perSecond ?? NaN));
+  const dedupRatio = value(router) / value(routerNoDedup);
+  const rows = [router, routerNoDedup, bare].map((series) => {
     const m = (field: keyof Sample) => median(series.samples.map((x) => x[field] ?? NaN));
     return [
       series.label,
@@ -140,7 +155,18 @@ export function routerReport(input: ReportInput): string {
         fixed(ratio, 2),
         `>= ${fixed(GOAL, 2)}`,
         ratio >= GOAL ? 'meets goal' : 'BELOW GOAL',
-        perRound.map((r) => fixed(r, 2)).join(' '),
+        perRound(router, bare)
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
+      [
+        'router de-duplication on ÷ off (calls/s)',
+        fixed(dedupRatio, 2),
+        `>= ${fixed(DEDUP_GOAL, 2)}`,
+        dedupRatio >= DEDUP_GOAL ? 'meets goal' : 'BELOW GOAL',
+        perRound(router, routerNoDedup)
+          .map((r) => fixed(r, 2))
+          .join(' '),
       ],
     ]),
     ...warnings.map((w) => `warning: ${w}`),

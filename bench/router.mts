@@ -44,7 +44,8 @@ interface Mark {
   readonly machine?: number;
 }
 
-type Side = 'router' | 'bare';
+/** The router as configured (de-duplication on), the router with it off, the bare loop. */
+type Side = 'router' | 'router-nodedup' | 'bare';
 
 class RouterBench {
   readonly supervisor = new Supervisor();
@@ -67,25 +68,27 @@ class RouterBench {
     );
     this.fillPerSecond = await this.stand.setUp();
     progress(`pre-filled at ${count(this.fillPerSecond)} records/s`);
-    const router: Series = { label: 'router calls/s', samples: [] };
-    const bare: Series = { label: 'bare kafkajs loop records/s', samples: [] };
+    const series: Record<Side, Series> = {
+      router: { label: 'router calls/s (de-duplication on)', samples: [] },
+      'router-nodedup': { label: 'router calls/s, de-duplication off', samples: [] },
+      bare: { label: 'bare kafkajs loop records/s', samples: [] },
+    };
+    const sides: Side[] = ['router', 'router-nodedup', 'bare'];
     for (let round = 1; round <= s.warmupRounds; round += 1) {
       progress(`warm-up round ${round}/${s.warmupRounds} (not counted)`);
-      await this.measure('router');
-      await this.measure('bare');
+      for (const side of sides) await this.measure(side);
     }
     for (let round = 1; round <= s.rounds; round += 1) {
       progress(`round ${round}/${s.rounds}`);
-      // Swapping places every round keeps a drift of the shared machine from favouring a side.
-      const order: Side[] = round % 2 === 1 ? ['router', 'bare'] : ['bare', 'router'];
-      for (const side of order) {
-        (side === 'router' ? router : bare).samples.push(await this.measure(side));
-      }
+      // Rotating the order every round keeps a drift of the shared machine from favouring a side.
+      const order = sides.map((_, i) => sides[(i + round - 1) % sides.length]);
+      for (const side of order) series[side].samples.push(await this.measure(side));
     }
     return routerReport({
       settings: s,
-      router,
-      bare,
+      router: series.router,
+      routerNoDedup: series['router-nodedup'],
+      bare: series.bare,
       shape: this.stand.shape,
       fillPerSecond: this.fillPerSecond,
       warnings: this.warnings,
@@ -96,11 +99,13 @@ class RouterBench {
   /** One run of one side over every record of the calls topic, from a fresh group. */
   private async measure(side: Side): Promise<Sample> {
     this.runs += 1;
-    const target = side === 'router' ? this.stand.deliveriesTopic : this.stand.bareTopic;
-    const groupId =
-      side === 'router' ? this.stand.routerGroup : `${this.stand.prefix}bare-${this.runs}`;
+    const isRouter = side !== 'bare';
+    const target = isRouter ? this.stand.deliveriesTopic : this.stand.bareTopic;
+    const groupId = isRouter ? this.stand.routerGroup : `${this.stand.prefix}bare-${this.runs}`;
     const base = await this.stand.recordsOn(target);
-    const child = side === 'router' ? await this.startRouter() : this.startBare(groupId);
+    const child = isRouter
+      ? await this.startRouter(side === 'router' ? undefined : '0')
+      : this.startBare(groupId);
     try {
       const [first, last] = await this.window(child, target, base);
       await this.waitForCommits(child, groupId);
@@ -121,7 +126,7 @@ class RouterBench {
     } finally {
       await this.supervisor.stop(child);
       // The router's group id is fixed by its prefix: removed, so the next run starts fresh.
-      if (side === 'router') await this.deleteGroup(groupId);
+      if (isRouter) await this.deleteGroup(groupId);
     }
   }
 
@@ -195,7 +200,12 @@ class RouterBench {
     }
   }
 
-  private async startRouter(): Promise<Managed> {
+  /**
+   * The router process; `dedupWindowSeconds` '0' turns its de-duplication off (by default it
+   * is the app's default). Every run starts from offset 0 with a fresh process, so the
+   * de-duplicating router reads nothing back: the cost measured is the per-call check.
+   */
+  private async startRouter(dedupWindowSeconds?: string): Promise<Managed> {
     const s = this.settings;
     const port = await freePort();
     return this.supervisor.spawn('router', process.execPath, [...s.nodeArgs, ROUTER_MAIN], {
@@ -208,6 +218,9 @@ class RouterBench {
         ROUTER_PORT: String(port),
         ROUTER_PARTITIONS_CONCURRENTLY: String(s.partitionsConcurrently),
         ROUTER_MAX_IN_FLIGHT: String(s.maxInFlight),
+        ...(dedupWindowSeconds === undefined
+          ? {}
+          : { ROUTER_DEDUP_WINDOW_SECONDS: dedupWindowSeconds }),
         HTTP_HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
       },
