@@ -20,8 +20,10 @@ import { ReceiptsService } from './deletions/receipts.service';
 import { DeliveriesController } from './deliveries/deliveries.controller';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import {
+  REPLAY_HEARTBEAT_MS,
   REPLAY_JOBS_OPTIONS,
   REPLAY_PAGE_ROWS,
+  REPLAY_STALE_AFTER_MS,
   ReplayJobsService,
 } from './deliveries/replay-jobs.service';
 import { ReplayService } from './deliveries/replay.service';
@@ -58,6 +60,8 @@ export class AppModule {
       imports: [
         RuntimeModule.forRoot(config, {
           producer: { sendTimeoutMs: config.admin.produceTimeoutMs },
+          // The API reads and writes PostgreSQL; its consumers (receipts, ledger) catch up later.
+          readiness: { database: true, consumers: false },
         }),
         // sluice_consumer_lag_records{group="…sluice-ledger"}: how far the ledger is behind.
         ConsumerLagModule.forRoot({
@@ -97,6 +101,8 @@ export class AppModule {
           useValue: {
             maxRangeMs: config.admin.ledgerRetentionDays * 86_400_000,
             pageRows: REPLAY_PAGE_ROWS,
+            heartbeatMs: REPLAY_HEARTBEAT_MS,
+            staleAfterMs: REPLAY_STALE_AFTER_MS,
           },
         },
         {

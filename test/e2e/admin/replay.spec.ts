@@ -9,6 +9,7 @@ import {
   OutgoingRecord,
 } from '@app/kafka';
 
+import { ReplayJobsService } from '../../../apps/admin/src/deliveries/replay-jobs.service';
 import { AdminHarness } from '../../helpers/admin-harness';
 import { insertLedgerRows, LedgerFixture } from '../../helpers/ledger-fixtures';
 import { eventually, scrapeMetric } from '../../helpers/services';
@@ -369,4 +370,42 @@ describe('bulk replay', () => {
     expect(Number(counted.n)).toBe(COUNT);
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 120_000);
+
+  it('takes up a job whose instance died from its checkpoint, and leaves a live one alone', async () => {
+    const COUNT = 30;
+    const T = Date.now() - 5 * HOUR;
+    const ids = await deadLetters(
+      Array.from({ length: COUNT }, (_, i) => letter(enabled, T + i, { partition: i % 3 })),
+    );
+    const job = async (heartbeatAt: Date, checkpoint: object | null) => {
+      const id = randomUUID();
+      await h.sql(
+        `INSERT INTO "replay_job" ("id", "destination_id", "filter", "status", "total",
+           "replayed", "created_at", "heartbeat_at", "checkpoint")
+         VALUES ($1, $2, $3, 'running', $4, 12, now(), $5, $6)`,
+        [id, enabled.destinationId, range(T, T + COUNT), COUNT, heartbeatAt, checkpoint],
+      );
+      return id;
+    };
+    // Its instance died two minutes ago, having finished a page of ten rows (the counts then)
+    // and counted two more of the next.
+    const dead = await job(new Date(Date.now() - 2 * MINUTE), {
+      micros: String((T + 9) * 1000),
+      id: ids[9],
+      replayed: 10,
+      failed: 0,
+    });
+    const live = await job(new Date(), null);
+
+    const taken = await h.app.get(ReplayJobsService).resumeLeftBehind();
+    expect(taken).toContain(dead);
+    expect(taken).not.toContain(live);
+    const [last] = (await untilDone(dead, 30_000)).slice(-1);
+    expect(last).toMatchObject({ status: 'finished', total: COUNT, replayed: COUNT, failed: 0 });
+    await eventually(() =>
+      ids.slice(10).every((id) => replaysOf(id).length === 1) ? true : undefined,
+    );
+    for (const id of ids.slice(0, 10)) expect(replaysOf(id)).toEqual([]);
+    await h.sql(`UPDATE "replay_job" SET "status" = 'failed' WHERE "id" = $1`, [live]);
+  }, 60_000);
 });

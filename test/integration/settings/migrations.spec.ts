@@ -111,6 +111,7 @@ describe('settings migrations', () => {
       'CreateDeletionsAndAudiences1763769600100',
       'CreateDeliveryLedger1763769600200',
       'AddSourceAllowedOrigins1763769600300',
+      'AddReplayJobResume1763769600400',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -174,6 +175,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddReplayJobResume1763769600400',
       'AddSourceAllowedOrigins1763769600300',
       'CreateDeliveryLedger1763769600200',
       'CreateDeletionsAndAudiences1763769600100',

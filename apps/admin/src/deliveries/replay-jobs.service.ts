@@ -4,6 +4,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  OnApplicationBootstrap,
 } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
@@ -25,10 +26,17 @@ export interface ReplayJobsOptions {
   readonly maxRangeMs: number;
   /** Rows read from the ledger, and dead letters read from Kafka, per round. */
   readonly pageRows: number;
+  /** How often a running job's heartbeat is renewed, and jobs left behind are looked for. */
+  readonly heartbeatMs: number;
+  /** A running job whose heartbeat is older than this was left behind (its instance died). */
+  readonly staleAfterMs: number;
 }
 
 /** Dead letters a job reads from Kafka at once: one consumer group join each. */
 export const REPLAY_PAGE_ROWS = 5_000;
+/** Heartbeats every 10 s; a job without one for a minute is taken up by another instance. */
+export const REPLAY_HEARTBEAT_MS = 10_000;
+export const REPLAY_STALE_AFTER_MS = 60_000;
 
 /** Injection token of the {@link ReplayJobsOptions}. */
 export const REPLAY_JOBS_OPTIONS = Symbol('REPLAY_JOBS_OPTIONS');
@@ -41,6 +49,20 @@ interface JobFilter {
   readonly reason: string | undefined;
   /** Rows whose last outcome came later (replays that died again among them) are left out. */
   readonly deadBy: Date;
+}
+
+/** Where a job stands after a finished page: the last row's order key, and the counts then. */
+interface Checkpoint {
+  readonly micros: string;
+  readonly id: string;
+  readonly replayed: number;
+  readonly failed: number;
+}
+
+/** A job row as the resuming query returns it. */
+interface JobRow extends ReplayJobRecord {
+  readonly filter: { from: string; to: string; reason: string | null };
+  readonly checkpoint: Checkpoint | null;
 }
 
 /** A row to replay, and its place in the job's order. */
@@ -63,11 +85,20 @@ const FILTER_SQL = `
  * a reason), replayed in the background a page at a time, the job row counting progress.
  * Each row is replayed once: pages follow the rows' order (first attempt, id) without
  * overlap, and rows dead after the job began are not part of it.
+ *
+ * A job outlives the instance running it: the instance renews the job's heartbeat and records
+ * a checkpoint after each page. A stopping instance finishes its page and lets go of the job;
+ * any instance (this one after a restart included) takes up a running job whose heartbeat is
+ * gone or old, from its checkpoint. After a crash, the replays of the page that was under way
+ * may be produced again (at least once); after a graceful stop, none is.
  */
 @Injectable()
-export class ReplayJobsService implements BeforeApplicationShutdown {
+export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ReplayJobsService.name);
   private readonly running = new Set<Promise<void>>();
+  /** The jobs this instance runs, whose heartbeats it renews. */
+  private readonly owned = new Set<string>();
+  private timer?: NodeJS.Timeout;
   private stopping = false;
 
   constructor(
@@ -90,8 +121,8 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
     const total = Number(count);
     const [job]: ReplayJobRecord[] = await this.dataSource.query(
       `INSERT INTO "replay_job" ("id", "destination_id", "filter", "status", "total",
-         "created_at", "finished_at")
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+         "created_at", "finished_at", "heartbeat_at")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $6) RETURNING *`,
       [
         this.clock.newId(),
         destination.id,
@@ -102,7 +133,7 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
         total === 0 ? filter.deadBy : null,
       ],
     );
-    if (total > 0) this.track(this.run(job.id, filter));
+    if (total > 0) this.track(job.id, this.run(job.id, filter, undefined));
     this.logger.log(`replay job ${job.id} of destination ${destination.id}: ${total} dead letters`);
     return replayJobView(job);
   }
@@ -116,10 +147,64 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
     return replayJobView(rows[0]);
   }
 
-  /** Jobs in progress stop at their next page (marked failed); waits for them. */
+  onApplicationBootstrap(): void {
+    void this.beat();
+    this.timer = setInterval(() => void this.beat(), this.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  /** Jobs in progress finish their page and are let go, for the next instance; waits for them. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.timer);
     await Promise.all(this.running);
+  }
+
+  /**
+   * Takes up the running jobs no live instance runs (heartbeat gone or older than
+   * `staleAfterMs`), each from its checkpoint; answers their ids. Two instances never take the
+   * same job: the update that claims it re-checks the heartbeat under the row's lock.
+   */
+  async resumeLeftBehind(): Promise<string[]> {
+    if (this.stopping) return [];
+    const now = this.clock.now();
+    const [rows]: [JobRow[], number] = await this.dataSource.query(
+      `UPDATE "replay_job" SET "heartbeat_at" = $1,
+          "replayed" = coalesce(("checkpoint"->>'replayed')::int, 0),
+          "failed" = coalesce(("checkpoint"->>'failed')::int, 0)
+        WHERE "status" = 'running' AND ("heartbeat_at" IS NULL OR "heartbeat_at" < $2)
+        RETURNING *`,
+      [new Date(now), new Date(now - this.options.staleAfterMs)],
+    );
+    for (const job of rows) {
+      const filter: JobFilter = {
+        destinationId: job.destination_id,
+        from: new Date(job.filter.from),
+        to: new Date(job.filter.to),
+        reason: job.filter.reason ?? undefined,
+        deadBy: job.created_at,
+      };
+      const after = job.checkpoint ?? undefined;
+      this.logger.log(
+        `replay job ${job.id} taken up again ${after ? 'after its last finished page' : 'from its start'}`,
+      );
+      this.track(job.id, this.run(job.id, filter, after));
+    }
+    return rows.map((job) => job.id);
+  }
+
+  /** Renews the heartbeats of the jobs this instance runs, then takes up those left behind. */
+  private async beat(): Promise<void> {
+    try {
+      if (this.owned.size > 0)
+        await this.dataSource.query(
+          `UPDATE "replay_job" SET "heartbeat_at" = $2 WHERE "id" = ANY($1::uuid[])`,
+          [[...this.owned], new Date(this.clock.now())],
+        );
+      await this.resumeLeftBehind();
+    } catch (error) {
+      this.logger.warn(`replay job heartbeat failed: ${String(error)}`);
+    }
   }
 
   private async destinationOf(sourceId: string): Promise<DestinationEntity> {
@@ -147,20 +232,32 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
     return { destinationId, from, to, reason: dto.reason, deadBy: new Date(this.clock.now()) };
   }
 
-  private track(job: Promise<void>): void {
+  private track(jobId: string, job: Promise<void>): void {
+    this.owned.add(jobId);
     this.running.add(job);
-    void job.finally(() => this.running.delete(job));
+    void job.finally(() => {
+      this.running.delete(job);
+      this.owned.delete(jobId);
+    });
   }
 
-  /** Replays page after page; the job ends finished, or failed with the reason. */
-  private async run(jobId: string, filter: JobFilter): Promise<void> {
+  /**
+   * Replays page after page from `after` (a checkpoint); the job ends finished, or failed with
+   * the reason, or, when the app stops, is let go after its page.
+   */
+  private async run(
+    jobId: string,
+    filter: JobFilter,
+    after: Pick<DeadRow, 'micros' | 'id'> | undefined,
+  ): Promise<void> {
     try {
-      let after: DeadRow | undefined;
       for (;;) {
+        if (this.stopping) return await this.letGo(jobId);
         const rows = await this.page(filter, after);
         if (rows.length === 0) break;
         await this.replayPage(jobId, rows);
         after = rows[rows.length - 1];
+        await this.checkpoint(jobId, after);
       }
       await this.finish(jobId, 'finished', null);
       this.logger.log(`replay job ${jobId} finished`);
@@ -173,7 +270,10 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
     }
   }
 
-  private async page(filter: JobFilter, after: DeadRow | undefined): Promise<DeadRow[]> {
+  private async page(
+    filter: JobFilter,
+    after: Pick<DeadRow, 'micros' | 'id'> | undefined,
+  ): Promise<DeadRow[]> {
     const params = [...filterParams(filter), after?.micros ?? null, after?.id ?? null];
     return this.dataSource.query(
       `SELECT "id", "first_attempt_at", "dead_partition", "dead_offset",
@@ -195,7 +295,6 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
       offset: String(r.dead_offset),
     }));
     const summary = await this.reader.read(TOPIC.deliveriesDead, positions, async (records) => {
-      if (this.stopping) throw new Error('the admin app stopped before the job finished');
       const { replays, mismatched } = matchRows(records, (r) =>
         byPosition.get(at(r.partition, r.offset)),
       );
@@ -215,6 +314,24 @@ export class ReplayJobsService implements BeforeApplicationShutdown {
         WHERE "id" = $1`,
       [jobId, replayed, failed],
     );
+  }
+
+  /** Records where the job stands after a finished page, with its counts then. */
+  private async checkpoint(jobId: string, last: Pick<DeadRow, 'micros' | 'id'>): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE "replay_job" SET "checkpoint" = jsonb_build_object('micros', $2::text,
+          'id', $3::text, 'replayed', "replayed", 'failed', "failed")
+        WHERE "id" = $1`,
+      [jobId, last.micros, last.id],
+    );
+  }
+
+  /** Leaves a job for the next instance to take up at once. */
+  private async letGo(jobId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE "replay_job" SET "heartbeat_at" = NULL WHERE "id" = $1`, [
+      jobId,
+    ]);
+    this.logger.log(`replay job ${jobId} let go at a page's end: the app is stopping`);
   }
 
   private async finish(jobId: string, status: 'finished' | 'failed', error: string | null) {

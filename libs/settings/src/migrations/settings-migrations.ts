@@ -6,6 +6,7 @@ import { CreateSourceUsage1763769600002 } from './1763769600002-create-source-us
 import { CreateDeletionsAndAudiences1763769600100 } from './1763769600100-create-deletions-and-audiences.migration';
 import { CreateDeliveryLedger1763769600200 } from './1763769600200-create-delivery-ledger.migration';
 import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source-allowed-origins.migration';
+import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-resume.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -21,4 +22,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   CreateDeletionsAndAudiences1763769600100,
   CreateDeliveryLedger1763769600200,
   AddSourceAllowedOrigins1763769600300,
+  AddReplayJobResume1763769600400,
 ];
