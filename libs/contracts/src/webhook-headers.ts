@@ -9,8 +9,9 @@ export const RESERVED_WEBHOOK_HEADERS: readonly string[] = [
 
 /**
  * Headers that belong to one HTTP connection rather than to the request (lower case), and
- * every `proxy-*` one. The HTTP client refuses a request that sets them, so a webhook with one
- * would fail every delivery.
+ * every `proxy-*` one. The HTTP client refuses a request with `Transfer-Encoding`,
+ * `Keep-Alive`, `Upgrade` or `Expect` (every delivery would fail); the others mean nothing to
+ * the receiver, or something Sluice's own connection handling must decide.
  */
 export const CONNECTION_HEADERS: readonly string[] = [
   'transfer-encoding',
