@@ -3,6 +3,7 @@ import {
   pingDatabase,
   revertAllMigrations,
   runMigrations,
+  SETTINGS_MIGRATIONS,
   SETTINGS_MIGRATIONS_TABLE,
 } from '@app/settings';
 import type { DataSource } from 'typeorm';
@@ -188,7 +189,7 @@ describe('settings migrations', () => {
   });
 
   it('migrates up again after a full revert', async () => {
-    await expect(runMigrations(dataSource)).resolves.toHaveLength(6);
+    await expect(runMigrations(dataSource)).resolves.toHaveLength(SETTINGS_MIGRATIONS.length);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
   });
 
