@@ -129,7 +129,10 @@ export class TrackingService {
       );
       throw new IngestError(
         'kafka_unavailable',
-        'the calls could not be stored; nothing was accepted, retry later',
+        // The producer may still store them after the timeout; the router drops the copies a
+        // retry sends within its de-duplication window (same messageId, same source).
+        'Kafka did not acknowledge the calls in time; they may still be delivered. Retry with ' +
+          'the same messageIds: copies within the de-duplication window are not delivered twice',
       );
     }
     for (const call of intake.accepted) this.metrics.callsAccepted(call.type, channel);
