@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 import { parse, parseAllDocuments } from 'yaml';
+
+import { loadAdminConfig } from '../../../apps/admin/src/config';
 
 import {
   buildToTemporaryDir,
@@ -39,6 +42,16 @@ function render(valuesFile: string, extra: string[] = []): Manifest[] {
   return parseAllDocuments(text)
     .map((doc) => doc.toJS() as Manifest | null)
     .filter((doc): doc is Manifest => doc !== null);
+}
+
+/** The error `helm template` stops with (the test fails if it renders). */
+function renderError(args: string[]): string {
+  try {
+    helm(['template', 'sluice', CHART, ...args]);
+  } catch (error) {
+    return String((error as { stderr: string }).stderr);
+  }
+  throw new Error(`helm template ${args.join(' ')} rendered`);
 }
 
 /**
@@ -84,8 +97,18 @@ function deployment(manifests: Manifest[], app: string): Manifest {
   return found;
 }
 
+/** The annotations of a Deployment's pod template. */
+function podTemplateAnnotations(manifest: Manifest): Record<string, string> {
+  return (manifest.spec.template.metadata.annotations ?? {}) as Record<string, string>;
+}
+
+/** The pod spec of a Deployment or Job. */
+function podOf(manifest: Manifest): any {
+  return manifest.spec.template.spec;
+}
+
 function env(manifest: Manifest): Record<string, any> {
-  const container = manifest.spec.template.spec.containers[0];
+  const container = podOf(manifest).containers[0];
   return Object.fromEntries(
     (container.env as { name: string; value?: string; valueFrom?: unknown }[]).map((e) => [
       e.name,
@@ -122,16 +145,19 @@ describe('Helm chart docker/helm/sluice', () => {
       'HorizontalPodAutoscaler',
       'Job',
       'PodDisruptionBudget',
-      'Secret',
       'Service',
       'ServiceAccount',
     ]);
     expect(kinds(full)).toEqual([
       'Deployment',
       'HorizontalPodAutoscaler',
+      'Ingress',
       'Job',
+      'NetworkPolicy',
       'PodDisruptionBudget',
+      'PrometheusRule',
       'ScaledObject',
+      'Secret',
       'Service',
       'ServiceAccount',
       'ServiceMonitor',
@@ -168,31 +194,316 @@ describe('Helm chart docker/helm/sluice', () => {
   });
 
   it('migrates in a pre-install/pre-upgrade Job, after the created Secret exists', () => {
-    const [job] = byKind(minimal, 'Job');
+    const [job] = byKind(full, 'Job');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(job.spec.template.spec.containers[0].args).toEqual(['dist/apps/admin/src/migrate.js']);
-    const [secret] = byKind(minimal, 'Secret');
+    const [secret] = byKind(full, 'Secret');
     expect(secret.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(Number(secret.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(
       Number(job.metadata.annotations?.['helm.sh/hook-weight']),
     );
   });
 
-  it('reads secrets from a Secret: created (generated token and key) or existing', () => {
-    const [secret] = byKind(minimal, 'Secret');
+  it('reads secrets from a Secret: created from the values, or existing', () => {
+    const [secret] = byKind(full, 'Secret');
+    const values = parse(readRepoFile(`${CHART}/ci/all-features-values.yaml`)).secrets;
     const decoded = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
-    expect(decoded('ADMIN_TOKENS')).toMatch(/^[A-Za-z0-9]{40}$/);
-    expect(Buffer.from(decoded('SECRETS_ENCRYPTION_KEY'), 'base64')).toHaveLength(32);
-    expect(decoded('DATABASE_URL')).toMatch(/^postgres:\/\//);
-    expect(env(deployment(minimal, 'admin')).ADMIN_TOKENS).toEqual({
+    expect(decoded('DATABASE_URL')).toBe(values.databaseUrl);
+    expect(decoded('ADMIN_TOKENS')).toBe(values.adminTokens);
+    expect(decoded('SECRETS_ENCRYPTION_KEY')).toBe(values.encryptionKey);
+    expect(env(deployment(full, 'admin')).ADMIN_TOKENS).toEqual({
       secretKeyRef: { name: 'sluice-secrets', key: 'ADMIN_TOKENS' },
     });
-    expect(env(deployment(full, 'dispatcher')).SECRETS_ENCRYPTION_KEY).toEqual({
-      secretKeyRef: { name: 'sluice-secrets', key: 'SECRETS_ENCRYPTION_KEY' },
+    // An existing Secret: nothing created, every reference names it.
+    expect(byKind(minimal, 'Secret')).toEqual([]);
+    expect(env(deployment(minimal, 'dispatcher')).SECRETS_ENCRYPTION_KEY).toEqual({
+      secretKeyRef: { name: 'sluice', key: 'SECRETS_ENCRYPTION_KEY' },
+    });
+    expect(env(byKind(minimal, 'Job')[0]).DATABASE_URL).toEqual({
+      secretKeyRef: { name: 'sluice', key: 'DATABASE_URL' },
     });
     // Only the apps that need a secret get it.
     expect(env(deployment(minimal, 'dispatcher'))).not.toHaveProperty('ADMIN_TOKENS');
     expect(env(deployment(minimal, 'router'))).not.toHaveProperty('SECRETS_ENCRYPTION_KEY');
+  });
+
+  it('renders the same Secret every time: nothing is generated', () => {
+    const again = render('all-features-values.yaml');
+    expect(byKind(again, 'Secret')).toEqual(byKind(full, 'Secret'));
+    expect(byKind(again, 'Secret')).toHaveLength(1);
+    expect(JSON.stringify(again)).toBe(JSON.stringify(full));
+  });
+
+  it('fails without an existing Secret or the values, with the command that creates one', () => {
+    const none = renderError(['--set', 'kafka.brokers=kafka:9092']);
+    expect(none).toContain(
+      'secrets.databaseUrl, secrets.adminTokens, secrets.encryptionKey not set, and no secrets.existingSecret',
+    );
+    const command = /kubectl create secret generic sluice .*/.exec(none)?.[0];
+    expect(command).toContain(`--from-literal=ADMIN_TOKENS="$(openssl rand -hex 24)"`);
+    expect(command).toContain(`--from-literal=SECRETS_ENCRYPTION_KEY="$(openssl rand -base64 32)"`);
+    expect(none).toContain('then set secrets.existingSecret=sluice');
+    // The same command in the quick start.
+    expect(readRepoFile('docs/kubernetes.md')).toContain('kubectl create secret generic sluice');
+    // Some values given: the message names the missing ones only.
+    const partial = renderError([
+      '--set',
+      'kafka.brokers=kafka:9092,secrets.databaseUrl=postgres://u:p@db:5432/sluice',
+    ]);
+    expect(partial).toContain('secrets.adminTokens, secrets.encryptionKey not set');
+  });
+
+  it('documents a command whose values the apps accept', () => {
+    const openssl = (args: string[]) =>
+      execFileSync('openssl', ['rand', ...args], { encoding: 'utf8' }).trim();
+    const adminTokens = openssl(['-hex', '24']);
+    const encryptionKey = openssl(['-base64', '32']);
+    const config = loadAdminConfig({
+      KAFKA_BROKERS: 'kafka:9092',
+      DATABASE_URL: 'postgres://u:p@db:5432/sluice',
+      ADMIN_TOKENS: adminTokens,
+      SECRETS_ENCRYPTION_KEY: encryptionKey,
+    });
+    expect(config.admin.tokens).toEqual([adminTokens]);
+    expect(config.admin.secretsKey).toBe(encryptionKey);
+    // And the chart's schema takes the same values.
+    expect(() =>
+      helm([
+        'template',
+        'sluice',
+        CHART,
+        '--set',
+        `kafka.brokers=kafka:9092,secrets.databaseUrl=postgres://u:p@db:5432/sluice`,
+        '--set-string',
+        `secrets.adminTokens=${adminTokens},secrets.encryptionKey=${encryptionKey}`,
+      ]),
+    ).not.toThrow();
+  });
+
+  it("rolls the pods when the chart's Secret changes (not for an existing Secret)", () => {
+    const checksums = (manifests: Manifest[]): (string | undefined)[] =>
+      APPS.map((app) => podTemplateAnnotations(deployment(manifests, app))['checksum/secrets']);
+    const before = checksums(full);
+    expect(before[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(before).size).toBe(1);
+    // The pod annotations of the values stay beside it.
+    expect(podTemplateAnnotations(deployment(full, 'router')).team).toBe('events');
+    const other = 'b3RoZXIta2V5LTMyLWJ5dGVzLWxvbmctLS0tLS0tLS0=';
+    const after = checksums(
+      render('all-features-values.yaml', ['--set-string', `secrets.encryptionKey=${other}`]),
+    );
+    expect(after[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(after[0]).not.toBe(before[0]);
+    expect(checksums(minimal)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it("adds extraEnv, envFrom and volumes: the top-level ones to every app and the migration, then each app's", () => {
+    const names = (list: { name: string }[] | undefined) => (list ?? []).map((e) => e.name);
+    for (const app of APPS) {
+      const pod = podOf(deployment(full, app));
+      const container = pod.containers[0];
+      const own = app === 'dispatcher';
+      expect(names(container.env).slice(own ? -2 : -1)).toEqual(
+        own ? ['NODE_EXTRA_CA_CERTS', 'DISPATCHER_EXTRA_CA_FILE'] : ['NODE_EXTRA_CA_CERTS'],
+      );
+      expect(container.envFrom).toEqual([
+        { secretRef: { name: 'sluice-extra' } },
+        ...(own ? [{ configMapRef: { name: 'dispatcher-extra' }, prefix: '' }] : []),
+      ]);
+      expect(names(pod.volumes)).toEqual(own ? ['tmp', 'ca', 'webhook-ca'] : ['tmp', 'ca']);
+      expect((container.volumeMounts as { mountPath: string }[]).map((m) => m.mountPath)).toEqual(
+        own ? ['/tmp', '/etc/sluice/ca', '/etc/sluice/webhook-ca'] : ['/tmp', '/etc/sluice/ca'],
+      );
+    }
+    // The dispatcher's CA file is in a mounted volume.
+    expect(env(deployment(full, 'dispatcher')).DISPATCHER_EXTRA_CA_FILE).toMatch(
+      /^\/etc\/sluice\/webhook-ca\//,
+    );
+    const job = podOf(byKind(full, 'Job')[0]);
+    expect(names(job.containers[0].env)).toEqual(['DATABASE_URL', 'NODE_EXTRA_CA_CERTS']);
+    expect(job.containers[0].envFrom).toEqual([{ secretRef: { name: 'sluice-extra' } }]);
+    expect(names(job.volumes)).toEqual(['ca']);
+    expect(names(job.containers[0].volumeMounts)).toEqual(['ca']);
+    // None of it by default.
+    const plain = podOf(deployment(minimal, 'dispatcher'));
+    expect(plain.containers[0]).not.toHaveProperty('envFrom');
+    expect(names(plain.volumes)).toEqual(['tmp']);
+  });
+
+  it('schedules each app with its own affinity and tolerations, else the top-level ones, and spreads it', () => {
+    const pod = (app: string): any => podOf(deployment(full, app));
+    const everywhere = [
+      { key: 'dedicated', operator: 'Equal', value: 'sluice', effect: 'NoSchedule' },
+    ];
+    expect(pod('ingest').tolerations).toEqual(everywhere);
+    expect(pod('admin').tolerations).toEqual([
+      { key: 'control-plane', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
+    expect(podOf(byKind(full, 'Job')[0]).tolerations).toEqual(everywhere);
+    expect(pod('router').affinity.podAntiAffinity).toBeDefined();
+    expect(pod('ingest')).not.toHaveProperty('affinity');
+    // A constraint without a labelSelector spreads the app's own pods; a given one is kept.
+    expect(pod('ingest').topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: {
+          matchLabels: {
+            'app.kubernetes.io/name': 'sluice',
+            'app.kubernetes.io/instance': 'sluice',
+            'app.kubernetes.io/component': 'ingest',
+          },
+        },
+      },
+    ]);
+    expect(pod('dispatcher').topologySpreadConstraints[0].labelSelector).toEqual({
+      matchLabels: { 'app.kubernetes.io/component': 'dispatcher' },
+    });
+    expect(pod('router')).not.toHaveProperty('topologySpreadConstraints');
+    expect(podOf(deployment(minimal, 'admin'))).not.toHaveProperty('tolerations');
+  });
+
+  it('routes only the listed paths through the optional Ingresses, none by default', () => {
+    expect(byKind(minimal, 'Ingress')).toEqual([]);
+    const defaults = parse(readRepoFile(`${CHART}/values.yaml`));
+    expect(defaults.ingest.ingress.enabled).toBe(false);
+    expect(defaults.admin.ingress.enabled).toBe(false);
+    const [ingest, admin] = byKind(full, 'Ingress');
+    expect(ingest.metadata.name).toBe('sluice-ingest');
+    expect(ingest.metadata.annotations).toEqual({
+      'nginx.ingress.kubernetes.io/proxy-body-size': '1m',
+    });
+    expect(ingest.spec.ingressClassName).toBe('nginx');
+    expect(ingest.spec.tls).toEqual([{ hosts: ['track.example.com'], secretName: 'track-tls' }]);
+    const backend = { service: { name: 'sluice-ingest', port: { name: 'http' } } };
+    expect(ingest.spec.rules).toEqual([
+      {
+        host: 'track.example.com',
+        http: { paths: [{ path: '/v1', pathType: 'Prefix', backend }] },
+      },
+    ]);
+    expect(admin.metadata.name).toBe('sluice-admin');
+    expect(admin.spec).not.toHaveProperty('ingressClassName');
+    expect((admin.spec.rules[0].http.paths as { path: string }[]).map((p) => p.path)).toEqual([
+      '/admin',
+      '/console',
+    ]);
+    // Without a host, any host.
+    const anyHost = render('minimal-values.yaml', ['--set', 'ingest.ingress.enabled=true']);
+    expect(byKind(anyHost, 'Ingress')[0].spec.rules[0]).not.toHaveProperty('host');
+  });
+
+  it('admits traffic to each app only from the listed peers when NetworkPolicies are on', () => {
+    expect(byKind(minimal, 'NetworkPolicy')).toEqual([]);
+    const policy = (manifests: Manifest[], app: string): any =>
+      byKind(manifests, 'NetworkPolicy').find((p) => p.metadata.name === `sluice-${app}`)?.spec;
+    const port = [{ port: 'http', protocol: 'TCP' }];
+    const monitoring = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    };
+    const ingressNginx = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+    };
+    for (const app of APPS) {
+      expect(policy(full, app)).toMatchObject({
+        podSelector: { matchLabels: { 'app.kubernetes.io/component': app } },
+        policyTypes: ['Ingress'],
+      });
+    }
+    // The tracking API from anyone unless networkPolicy.ingestFrom lists peers.
+    expect(policy(full, 'ingest').ingress).toEqual([{ ports: port }]);
+    expect(policy(full, 'admin').ingress).toEqual([
+      { ports: port, from: [ingressNginx, monitoring] },
+    ]);
+    expect(policy(full, 'router').ingress).toEqual([{ ports: port, from: [monitoring] }]);
+    expect(policy(full, 'dispatcher').ingress).toEqual([{ ports: port, from: [monitoring] }]);
+    // No peer listed: nothing may connect, but the tracking API.
+    const bare = render('minimal-values.yaml', ['--set', 'networkPolicy.enabled=true']);
+    expect(policy(bare, 'ingest')?.ingress).toEqual([{ ports: port }]);
+    for (const app of ['admin', 'router', 'dispatcher'])
+      expect(policy(bare, app)?.ingress).toEqual([]);
+    const closed = render('all-features-values.yaml', [
+      '--set',
+      'networkPolicy.ingestFrom[0].ipBlock.cidr=10.0.0.0/8',
+    ]);
+    expect(policy(closed, 'ingest')?.ingress).toEqual([
+      { ports: port, from: [{ ipBlock: { cidr: '10.0.0.0/8' } }, monitoring] },
+    ]);
+  });
+
+  it('renders the alert rules file, unchanged, as the optional PrometheusRule', () => {
+    expect(byKind(minimal, 'PrometheusRule')).toEqual([]);
+    const [rule] = byKind(full, 'PrometheusRule');
+    expect(rule.metadata).toMatchObject({ name: 'sluice', labels: { release: 'prometheus' } });
+    expect(rule.spec).toEqual(parse(readRepoFile(`${CHART}/files/alerts.yml`)));
+    expect(rule.spec.groups[0].rules.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('refuses replica bounds that cannot work', () => {
+    const base = ['-f', `${CHART}/ci/all-features-values.yaml`, '--set'];
+    expect(
+      renderError([...base, 'ingest.autoscaling.minReplicas=5,ingest.autoscaling.maxReplicas=3']),
+    ).toContain('ingest.autoscaling.minReplicas (5) is above ingest.autoscaling.maxReplicas (3)');
+    expect(
+      renderError([...base, 'dispatcher.keda.minReplicaCount=4,dispatcher.keda.maxReplicaCount=2']),
+    ).toContain('dispatcher.keda.minReplicaCount (4) is above dispatcher.keda.maxReplicaCount (2)');
+    expect(renderError([...base, 'router.keda.maxReplicaCount=13'])).toContain(
+      'router.keda.maxReplicaCount (13) is above kafka.topicPartitions (12)',
+    );
+    // More partitions admit more replicas; a scaler that is off is not checked.
+    expect(
+      render('all-features-values.yaml', [
+        '--set',
+        'kafka.topicPartitions=24,router.keda.maxReplicaCount=24',
+      ]),
+    ).not.toHaveLength(0);
+    expect(
+      render('minimal-values.yaml', ['--set', 'router.keda.maxReplicaCount=13']),
+    ).not.toHaveLength(0);
+    // What one value alone cannot be, values.schema.json refuses.
+    expect(renderError([...base, 'router.keda.maxReplicaCount=20000'])).toContain(
+      'maxReplicaCount',
+    );
+    expect(renderError([...base, 'ingest.autoscaling.minReplicas=0'])).toContain('minReplicas');
+  });
+
+  it('renders the quick start of docs/kubernetes.md as written', () => {
+    const doc = readRepoFile('docs/kubernetes.md');
+    const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-quick-start-'));
+    try {
+      const files = blocks.map((text, i) => {
+        const file = join(dir, `values-${i}.yaml`);
+        writeFileSync(file, text);
+        return file;
+      });
+      // The install's values, then the admin Ingress and the webhook CA of the later blocks.
+      const text = helm(['template', 'sluice', CHART, ...files.flatMap((f) => ['-f', f])]);
+      const manifests = parseAllDocuments(text).map((d) => d.toJS() as Manifest);
+      expect(validate(manifests)).toEqual([]);
+      expect(byKind(manifests, 'Secret')).toEqual([]);
+      for (const app of APPS) {
+        const vars = env(deployment(manifests, app));
+        expect(vars).toMatchObject({
+          KAFKA_SSL: 'true',
+          KAFKA_SASL_MECHANISM: 'scram-sha-512',
+          KAFKA_SASL_PASSWORD_FILE: '/etc/sluice/kafka/password',
+        });
+        const known = variablesOf(app);
+        expect(Object.keys(vars).filter((name) => !known.has(name))).toEqual([]);
+      }
+      expect(byKind(manifests, 'Ingress').map((i) => i.metadata.name)).toEqual(['sluice-admin']);
+      expect(env(deployment(manifests, 'dispatcher')).DISPATCHER_EXTRA_CA_FILE).toBe(
+        '/etc/sluice/webhook-ca/ca.crt',
+      );
+      // The commands name the chart's Services and the Secret the values point at.
+      expect(doc).toContain('svc/sluice-admin 8081:8081');
+      expect(doc).toContain('svc/sluice-ingest 8080:8080');
+      expect(doc).toContain('kubectl create secret generic sluice \\');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('has the SSRF allow-list as a visible value, empty by default', () => {
@@ -235,7 +546,8 @@ describe('Helm chart docker/helm/sluice', () => {
     };
     for (const app of APPS) {
       const names = Object.keys(env(deployment(full, app)));
-      const known = variablesOf(app);
+      // Node's own variable (a CA bundle for every TLS connection) is the one extra allowed.
+      const known = new Set([...variablesOf(app), 'NODE_EXTRA_CA_CERTS']);
       expect({ app, unknown: names.filter((n) => !known.has(n)) }).toEqual({ app, unknown: [] });
       const missing = Object.keys(compose.services[app].environment).filter(
         (n) => !names.includes(n),
