@@ -5,23 +5,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { parse } from 'yaml';
 
 import { startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually, TEST_ADMIN_TOKEN } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
+import { alertMetricNames } from '../../integration/ops/ops-files';
 
 /**
  * The real Prometheus server (Debian's `prometheus`) scrapes the four apps while traffic goes
- * through ingest, the router and the dispatcher to a local receiver; then every expression of
- * the shipped Grafana dashboard must return data, and `promtool check metrics` must find no
- * problem in any app's /metrics.
+ * through ingest, the router and the dispatcher to a local receiver, with the shipped alert
+ * rules loaded; then every expression of the shipped Grafana dashboard must return data, the
+ * rules must evaluate without error over the real series (the dead letter must fire its
+ * alert), and `promtool check metrics` must find no problem in any app's /metrics.
  */
 
-const DASHBOARD = join(__dirname, '../../../docker/grafana/dashboards/sluice.json');
+const ROOT = join(__dirname, '../../..');
+const DASHBOARD = join(ROOT, 'docker/grafana/dashboards/sluice.json');
+const ALERTS = join(ROOT, 'docker/helm/sluice/files/alerts.yml');
 /** Stands in for Grafana's `$__rate_interval` (at least four scrape intervals of 1 s). */
 const RATE_INTERVAL = '30s';
 const APPS = ['ingest', 'admin', 'router', 'dispatcher'] as const;
+/** The dashboard's variables, at their default (All): Grafana's `allValue`. */
+const VARIABLES = { $namespace: '.*', $job: '.*' };
 
 interface DashboardPanel {
   title?: string;
@@ -36,6 +43,13 @@ function dashboardQueries(): { panel: string; expr: string }[] {
   return panels.flatMap((panel) =>
     (panel.targets ?? []).map((t) => ({ panel: panel.title ?? '', expr: t.expr })),
   );
+}
+
+/** A dashboard expression with Grafana's variables as they are by default. */
+function withVariables(expr: string): string {
+  let out = expr.replaceAll('$__rate_interval', RATE_INTERVAL);
+  for (const [name, value] of Object.entries(VARIABLES)) out = out.replaceAll(name, value);
+  return out;
 }
 
 async function freePort(): Promise<number> {
@@ -53,9 +67,13 @@ class PrometheusServer {
   url = '';
 
   async start(targets: string[]): Promise<this> {
+    // Compose's job name (the alerts select on it), and the shipped rules file.
     const config = [
       'global:',
       '  scrape_interval: 1s',
+      '  evaluation_interval: 1s',
+      'rule_files:',
+      `  - '${ALERTS}'`,
       'scrape_configs:',
       '  - job_name: sluice',
       '    static_configs:',
@@ -91,10 +109,15 @@ class PrometheusServer {
 
   /** The result vector of an instant query. */
   async query(expr: string): Promise<unknown[]> {
-    const response = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    return (await this.api(`query?query=${encodeURIComponent(expr)}`)) as unknown[];
+  }
+
+  /** The `data` of an API answer (`query?...`, `rules`, `alerts`), or its error thrown. */
+  async api(path: string): Promise<any> {
+    const response = await fetch(`${this.url}/api/v1/${path}`);
     const body = (await response.json()) as { status: string; error?: string; data: any };
-    if (body.status !== 'success') throw new Error(`query failed: ${body.error} (${expr})`);
-    return body.data.result as unknown[];
+    if (body.status !== 'success') throw new Error(`${path} failed: ${body.error}`);
+    return path.startsWith('query') ? body.data.result : body.data;
   }
 
   async stop(): Promise<void> {
@@ -184,7 +207,7 @@ describe('Prometheus and the shipped Grafana dashboard', () => {
       async () => {
         missing = [];
         for (const { panel, expr } of queries) {
-          const result = await prometheus.query(expr.replaceAll('$__rate_interval', RATE_INTERVAL));
+          const result = await prometheus.query(withVariables(expr));
           if (result.length === 0) missing.push(`${panel}: ${expr}`);
         }
         return missing.length === 0 ? true : undefined;
@@ -201,6 +224,74 @@ describe('Prometheus and the shipped Grafana dashboard', () => {
     for (const group of ['sluice-router', 'sluice-dispatcher', 'sluice-dispatcher-retry']) {
       expect(groups).toContain(`${harness.prefix}${group}`);
     }
+    // The retry tiers have a panel of their own, and the main topics' panel leaves them out.
+    const tiers = queries.find((q) => q.panel === "Retry tiers' depth");
+    const tierTopics = (await prometheus.query(withVariables(tiers?.expr ?? ''))).map(
+      (series: any) => series.metric.topic as string,
+    );
+    expect(tierTopics).toContain(`${harness.prefix}sluice.deliveries.retry.1s.v1`);
+    const main = queries.find((q) => q.panel === 'Consumer lag (main topics)');
+    const mainTopics = (await prometheus.query(withVariables(main?.expr ?? ''))).map(
+      (series: any) => series.metric.topic as string,
+    );
+    expect(mainTopics).toContain(`${harness.prefix}sluice.deliveries.v1`);
+    expect(mainTopics.filter((topic) => topic.includes('.retry.'))).toEqual([]);
+  });
+
+  it('offers the jobs of the apps in the dashboard variable', async () => {
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      templating: { list: { name: string; query?: { query: string } }[] };
+    };
+    const job = dashboard.templating.list.find((v) => v.name === 'job')?.query?.query ?? '';
+    // label_values(<selector>, job) is the job label of the selector's series.
+    const selector = /^label_values\((.*), job\)$/.exec(job)?.[1] ?? '';
+    const series = await prometheus.query(withVariables(selector));
+    expect(new Set(series.map((s: any) => s.metric.job as string))).toEqual(new Set(['sluice']));
+    expect(series).toHaveLength(APPS.length);
+  });
+
+  it('evaluates the shipped alert rules over the real series: all healthy, the dead letter fires', async () => {
+    const alerts = parse(readFileSync(ALERTS, 'utf8')) as {
+      groups: { rules: { alert: string; expr: string }[] }[];
+    };
+    const rules = alerts.groups.flatMap((g) => g.rules);
+    // Each metric an alert names is exported by the running apps (or is Prometheus's `up`).
+    const names = rules.flatMap((r) => alertMetricNames(r.expr));
+    const present = new Set(
+      (
+        await prometheus.query(`group by (__name__) ({__name__=~"(${names.join('|')})(_bucket)?"})`)
+      ).map((series: any) => (series.metric.__name__ as string).replace(/_bucket$/, '')),
+    );
+    expect(names.filter((name) => !present.has(name))).toEqual([]);
+    // The target-down alert's selector matches every app's target.
+    const down = rules.find((r) => r.alert === 'SluiceTargetDown')?.expr ?? '';
+    const targets = await prometheus.query(down.replace(/\s*==\s*0\s*$/, ''));
+    expect(targets).toHaveLength(APPS.length);
+
+    let state: { name: string; health: string; lastError?: string }[] = [];
+    let firing: { labels: Record<string, string>; state: string }[] = [];
+    await eventually(
+      async () => {
+        const groups = (await prometheus.api('rules')).groups as { rules: typeof state }[];
+        state = groups.flatMap((g) => g.rules);
+        firing = (await prometheus.api('alerts')).alerts as typeof firing;
+        const evaluated = state.length === rules.length && state.every((r) => r.health === 'ok');
+        const dead = firing.some((a) => a.labels.alertname === 'SluiceDeadLetters');
+        return evaluated && dead ? true : undefined;
+      },
+      30_000,
+      'the rules to evaluate and the dead letter to fire',
+    ).catch(() => undefined);
+    expect(
+      state.map((r) => ({ name: r.name, health: r.health, error: r.lastError ?? '' })),
+    ).toEqual(rules.map((r) => ({ name: r.alert, health: 'ok', error: '' })));
+    // /gone answered 410: a permanent failure, dead-lettered at once.
+    expect(firing.filter((a) => a.labels.alertname === 'SluiceDeadLetters')).toEqual([
+      expect.objectContaining({
+        state: 'firing',
+        labels: expect.objectContaining({ severity: 'warning' }),
+      }),
+    ]);
   });
 
   it('finds no problem with promtool check metrics in any app', async () => {
