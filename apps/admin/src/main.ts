@@ -2,8 +2,8 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 
 import { TOPIC } from '@app/contracts';
-import { KafkaConnection, KafkaTransport } from '@app/kafka';
-import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
+import { KafkaTransport } from '@app/kafka';
+import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 
 import { countAdminRequests } from './admin.metrics';
 import { adminGroupIds, AppModule } from './app.module';
@@ -35,10 +35,10 @@ export async function startAdmin(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
-  const connection = app.get(KafkaConnection);
+  const settings = transportSettings(app, config);
   const groups = adminGroupIds(config);
   const receipts = new KafkaTransport({
-    connection,
+    ...settings,
     groupId: groups.receipts,
     topics: [TOPIC.deliveryOutcomes],
     partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
@@ -47,7 +47,7 @@ export async function startAdmin(
   });
   app.get(OutcomesConsumer).register(receipts);
   const ledger = new KafkaTransport({
-    connection,
+    ...settings,
     groupId: groups.ledger,
     topics: [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead],
     partitionsConcurrently: LEDGER_PARTITIONS_CONCURRENTLY,

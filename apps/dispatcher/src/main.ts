@@ -1,8 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { HEADER, retryTopic, TOPIC } from '@app/contracts';
-import { KafkaConnection, KafkaTransport } from '@app/kafka';
-import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
+import { KafkaTransport } from '@app/kafka';
+import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 
 import { AppModule, dispatcherGroupIds } from './app.module';
 import { DispatcherConfig, loadDispatcherConfig, retryTiers } from './config';
@@ -28,11 +28,11 @@ export async function startDispatcher(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
-  const connection = app.get(KafkaConnection);
+  const settings = transportSettings(app, config);
   const { dispatcher } = config;
   const groups = dispatcherGroupIds(config);
   const common = {
-    connection,
+    ...settings,
     partitionsConcurrently: dispatcher.partitionsConcurrently,
     maxInFlightPerPartition: dispatcher.maxInFlightPerPartition,
     failureBackoffMs: FAILURE_BACKOFF_MS,

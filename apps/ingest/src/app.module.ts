@@ -32,6 +32,9 @@ export class AppModule {
             sendTimeoutMs: config.ingest.produceTimeoutMs,
             requestsInFlight: PRODUCE_REQUESTS_IN_FLIGHT,
           },
+          // The tracking API works with Kafka and the settings cache alone; the Kafka ingress
+          // consumer joining or PostgreSQL away shows as degraded.
+          readiness: { database: false, consumers: false },
         }),
       ],
       providers: [

@@ -1,8 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { MAX_REQUEST_BYTES } from '@app/contracts';
-import { KafkaConnection, KafkaTransport } from '@app/kafka';
-import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
+import { KafkaTransport } from '@app/kafka';
+import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 import { SettingsCache } from '@app/settings';
 
 import { AppModule } from './app.module';
@@ -32,7 +32,7 @@ export async function startIngest(
   });
   readBodiesAsBytes(app);
   const ingress = new KafkaTransport({
-    connection: app.get(KafkaConnection),
+    ...transportSettings(app, config),
     groupId: `${config.kafka.topicPrefix}sluice-ingest`,
     partitionsConcurrently: config.ingest.ingressPartitionsConcurrently,
     maxInFlightPerPartition: config.ingest.ingressMaxInFlight,

@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { KafkaConnection, KafkaTransport } from '@app/kafka';
-import { createHttpApp, HttpAppOptions, listen, runMain } from '@app/runtime';
+import { KafkaTransport } from '@app/kafka';
+import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 
 import { AppModule, routerGroupId } from './app.module';
 import { RouterConfig, loadRouterConfig } from './config';
@@ -17,7 +17,7 @@ export async function startRouter(
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
   const transport = new KafkaTransport({
-    connection: app.get(KafkaConnection),
+    ...transportSettings(app, config),
     groupId: routerGroupId(config),
     partitionsConcurrently: config.router.partitionsConcurrently,
     maxInFlightPerPartition: config.router.maxInFlightPerPartition,

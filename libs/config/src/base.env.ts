@@ -1,4 +1,16 @@
-import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  Validate,
+  ValidationArguments,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 
 import {
   KAFKA_SASL_MECHANISMS,
@@ -7,6 +19,18 @@ import {
   SetOnlyWhen,
   usesPassword,
 } from './kafka-security';
+
+/** A consumer's heartbeat interval must leave room for a few heartbeats per session. */
+@ValidatorConstraint({ name: 'heartbeatWithinSession' })
+class HeartbeatWithinSession implements ValidatorConstraintInterface {
+  validate(value: number, args: ValidationArguments): boolean {
+    return value * 3 <= (args.object as BaseEnv).KAFKA_SESSION_TIMEOUT_MS;
+  }
+
+  defaultMessage(): string {
+    return 'KAFKA_HEARTBEAT_INTERVAL_MS must be at most a third of KAFKA_SESSION_TIMEOUT_MS';
+  }
+}
 
 /** Log levels, most verbose first. */
 export const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn', 'error', 'fatal'] as const;
@@ -86,6 +110,36 @@ export class BaseEnv {
   @IsInt()
   @Min(1)
   KAFKA_RETENTION_HOURS: number = 168;
+
+  /**
+   * How long a consumer group waits for a member that stopped heartbeating before it gives
+   * the member's partitions to others, in milliseconds. It is what a killed (SIGKILL, OOM)
+   * consumer costs: its partitions wait this long. A graceful stop leaves the group at once and
+   * costs nothing. Shorter means a member stalled that long (CPU starved, paused) is dropped and
+   * its work done twice; the broker accepts 6,000 to 1,800,000 by default.
+   */
+  @IsInt()
+  @Min(1_000)
+  @Max(1_800_000)
+  KAFKA_SESSION_TIMEOUT_MS: number = 10_000;
+
+  /**
+   * How often a consumer heartbeats to its group, in milliseconds; at most a third of
+   * `KAFKA_SESSION_TIMEOUT_MS`. Members learn of a rebalance at their next heartbeat.
+   */
+  @IsInt()
+  @Min(100)
+  @Validate(HeartbeatWithinSession)
+  KAFKA_HEARTBEAT_INTERVAL_MS: number = 1_000;
+
+  /**
+   * Longest a rebalance waits for the group's live members to join again, in milliseconds; a
+   * member that takes longer is dropped from the group.
+   */
+  @IsInt()
+  @Min(1_000)
+  @Max(1_800_000)
+  KAFKA_REBALANCE_TIMEOUT_MS: number = 30_000;
 
   /**
    * Connect to the brokers over TLS. The brokers' certificate chain is always verified

@@ -13,6 +13,12 @@ export interface KafkaConfig {
   readonly tls?: KafkaTlsConfig;
   /** SASL authentication; undefined for none. Holds the password: never log it. */
   readonly sasl?: KafkaSaslConfig;
+  /** Group membership of the app's consumers. */
+  readonly consumer: {
+    readonly sessionTimeoutMs: number;
+    readonly heartbeatIntervalMs: number;
+    readonly rebalanceTimeoutMs: number;
+  };
 }
 
 /** PostgreSQL settings shared by every app, typed. */
@@ -46,6 +52,11 @@ export function commonConfig(app: string, env: BaseEnv, port: number): CommonCon
       topicPartitions: env.KAFKA_TOPIC_PARTITIONS,
       replicationFactor: env.KAFKA_REPLICATION_FACTOR,
       retentionMs: env.KAFKA_RETENTION_HOURS * 3_600_000,
+      consumer: {
+        sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
+        heartbeatIntervalMs: env.KAFKA_HEARTBEAT_INTERVAL_MS,
+        rebalanceTimeoutMs: env.KAFKA_REBALANCE_TIMEOUT_MS,
+      },
       ...kafkaSecurityConfig(env),
     },
     database: {

@@ -1,4 +1,5 @@
 export * from './batch.producer';
+export * from './consumer-health';
 export * from './consumer-lag';
 export * from './kafka-security';
 export * from './kafka.connection';

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 
 import { BatchProducer, BatchProducerOptions } from './batch.producer';
+import { ConsumerHealth } from './consumer-health';
 import { KafkaConnection } from './kafka.connection';
 import { KafkaConnectionOptions, TopicSpec } from './kafka.options';
 import { TopicAdmin } from './topic.admin';
@@ -44,9 +45,10 @@ class KafkaLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * Provides {@link KafkaConnection}, {@link BatchProducer} and {@link TopicAdmin} to an app
- * (global, so feature modules and health checks can inject them).
- * Consumers are not here: they are the {@link KafkaTransport} microservice.
+ * Provides {@link KafkaConnection}, {@link BatchProducer}, {@link TopicAdmin} and
+ * {@link ConsumerHealth} to an app (global, so feature modules and health checks can inject
+ * them). Consumers are not here: they are the {@link KafkaTransport} microservice, which
+ * reports its state to the app's `ConsumerHealth`.
  */
 @Module({})
 export class KafkaModule {
@@ -68,9 +70,10 @@ export class KafkaModule {
           useFactory: (connection: KafkaConnection) => new TopicAdmin(connection),
           inject: [KafkaConnection],
         },
+        { provide: ConsumerHealth, useValue: new ConsumerHealth() },
         KafkaLifecycle,
       ],
-      exports: [KafkaConnection, BatchProducer, TopicAdmin],
+      exports: [KafkaConnection, BatchProducer, TopicAdmin, ConsumerHealth],
     };
   }
 }

@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
-import { Consumer, EachBatchPayload } from 'kafkajs';
+import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
+import { ConsumerHealth, ConsumerState, ConsumerStatus } from './consumer-health';
 import { KafkaConnection } from './kafka.connection';
 import { OffsetCommits } from './offset-commits';
 import { PartitionPipeline, PipelineHandler } from './partition-pipeline';
@@ -28,7 +29,22 @@ export interface KafkaTransportOptions {
   readonly dueAtHeader?: string;
   /** Start from the earliest offset when the group has none (default true). */
   readonly fromBeginning?: boolean;
+  /**
+   * How long the group waits for a member that stopped heartbeating before it hands its
+   * partitions to others (default 10 s): what a killed member costs the group.
+   */
   readonly sessionTimeoutMs?: number;
+  /** How often a member heartbeats (default 1 s); at most a third of the session timeout. */
+  readonly heartbeatIntervalMs?: number;
+  /** How long a rebalance waits for the members to join again (default 30 s). */
+  readonly rebalanceTimeoutMs?: number;
+  /**
+   * Longest a close waits for the records in flight to finish (default 10 s) before it commits
+   * what finished and leaves the group anyway; keep it under the app's shutdown timeout.
+   */
+  readonly closeTimeoutMs?: number;
+  /** Where this consumer reports its state, for readiness. */
+  readonly health?: ConsumerHealth;
   /**
    * Longest a fetch waits on the broker for new records (default 500). A resumed partition
    * is fetched again no later than this, so it bounds how late a due record is handled.
@@ -58,6 +74,18 @@ const ADMISSION_WAIT_MS = 1_000;
  */
 const COMMIT_GATHER_MS = 50;
 
+/** Consumer defaults ({@link KafkaTransportOptions}); docs/operations.md explains the choice. */
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
+const DEFAULT_REBALANCE_TIMEOUT_MS = 30_000;
+const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
+/**
+ * Pause before the transport makes a new consumer after one crashed for good (kafkajs
+ * restarts a consumer itself only after a retriable error).
+ */
+const RECREATE_DELAY_MS = 5_000;
+
 /** A refused commit is tried again after this long, doubling up to the maximum. */
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
@@ -85,7 +113,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly log = new Logger(KafkaTransport.name);
   private readonly now: () => number;
   private consumer?: Consumer;
+  /** Set by {@link close}: nothing more is admitted, paused or resumed; commits still go. */
   private closing = false;
+  private state: ConsumerState = 'joining';
+  /** A new consumer due after one crashed for good. */
+  private recreateTimer?: NodeJS.Timeout;
   /** The subscribed topics, prefixed. */
   private subscribed: string[] = [];
   /** Resume timers by `topic:partition`. */
@@ -113,6 +145,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   constructor(private readonly options: KafkaTransportOptions) {
     super();
     this.now = options.now ?? Date.now;
+    options.health?.track(() => this.consumerStatus());
   }
 
   /** Registers the handler of one logical topic; call before the app starts. */
@@ -120,32 +153,59 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.addHandler(topic, handler, true);
   }
 
-  /** Subscribes to the topic of every registered handler and starts consuming. */
+  /** The consumer's group and where it is in its life (readiness asks). */
+  consumerStatus(): ConsumerStatus {
+    return { groupId: this.options.groupId, state: this.state };
+  }
+
+  /**
+   * Connects and subscribes (an unreachable broker fails start-up, as before), then joins the
+   * group in the background: the app's HTTP server must not wait for a join, which takes up to
+   * a session timeout when a killed member of the group has not expired yet. {@link consumerStatus}
+   * says `joining` until it has joined.
+   */
   async listen(callback: (error?: unknown) => void): Promise<void> {
     try {
-      await this.start();
+      const consumer = await this.connect();
+      void this.run(consumer);
       callback();
     } catch (error) {
       callback(error);
     }
   }
 
+  /**
+   * Stops fetching, lets the records in flight finish (for `closeTimeoutMs` at most), commits
+   * what finished, then disconnects, which leaves the group: its partitions go to another
+   * member at once, from the committed offsets.
+   */
   async close(): Promise<void> {
     this.closing = true;
+    clearTimeout(this.recreateTimer);
     this.commits.stopRetrying();
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
     const consumer = this.consumer;
     try {
-      // Fetch nothing more; let the records in flight finish and their offsets be committed.
       this.safely('pause before closing', () =>
         consumer?.pause(this.subscribed.map((topic) => ({ topic }))),
       );
-      await Promise.all([...this.live].map((pipeline) => pipeline.drain()));
+      const drained = await within(
+        this.options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
+        Promise.all([...this.live].map((pipeline) => pipeline.drain())),
+      );
+      if (!drained) {
+        this.log.warn(
+          `records still in flight after ${this.options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS} ms; committing what finished and leaving`,
+        );
+      }
+      await this.commits.flush();
     } finally {
-      // Also stops a restart kafkajs may have scheduled after a crash.
+      this.state = 'stopped';
+      // Leaves the group; also stops a restart kafkajs may have scheduled after a crash.
       await consumer?.disconnect();
       this.consumer = undefined;
+      this.log.log(`group ${this.options.groupId} left`);
     }
   }
 
@@ -158,7 +218,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     return this.consumer as T;
   }
 
-  private async start(): Promise<void> {
+  /** Makes the consumer, connects it and subscribes it to the handlers' topics. */
+  private async connect(): Promise<Consumer> {
     const { connection } = this.options;
     const patterns = this.options.topics ?? [...this.messageHandlers.keys()];
     const missing = patterns.filter((pattern) => !this.messageHandlers.has(pattern));
@@ -169,7 +230,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     if (topics.length === 0) throw new Error('KafkaTransport has no handlers (see consume)');
     const consumer = connection.client().consumer({
       groupId: this.options.groupId,
-      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+      sessionTimeout: this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,
+      heartbeatInterval: this.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+      rebalanceTimeout: this.options.rebalanceTimeoutMs ?? DEFAULT_REBALANCE_TIMEOUT_MS,
       maxWaitTimeInMs: this.options.maxWaitTimeMs ?? 500,
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       allowAutoTopicCreation: false,
@@ -178,18 +241,67 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       retry: { restartOnFailure: () => Promise.resolve(!this.closing) },
     });
     this.consumer = consumer;
+    this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
     consumer.on(consumer.events.GROUP_JOIN, () => this.rejoined());
+    consumer.on(consumer.events.CRASH, (event) => this.crashed(consumer, event));
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: this.options.partitionsConcurrently,
-      eachBatch: (payload) => this.handleBatch(payload),
-    });
-    this.log.log(`consuming ${topics.join(', ')} as group ${this.options.groupId}`);
+    return consumer;
+  }
+
+  /** Joins the group and consumes; a failure to join is a crash, restarted by kafkajs. */
+  private async run(consumer: Consumer): Promise<void> {
+    try {
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: this.options.partitionsConcurrently,
+        eachBatch: (payload) => this.handleBatch(payload),
+      });
+      if (this.state === 'consuming') {
+        this.log.log(`consuming ${this.subscribed.join(', ')} as group ${this.options.groupId}`);
+      }
+    } catch (error) {
+      this.log.error(`consumer of group ${this.options.groupId} failed to run: ${describe(error)}`);
+      this.recreateLater(consumer);
+    }
+  }
+
+  /**
+   * kafkajs's consumer crashed: it restarts itself after a retriable error (not consuming until
+   * it joins again); after any other, it stays stopped, so a new consumer is made after a pause
+   * rather than leaving the app up without consuming.
+   */
+  private crashed(consumer: Consumer, event: ConsumerCrashEvent): void {
+    if (this.closing || consumer !== this.consumer) return;
+    this.state = 'restarting';
+    if (event.payload.restart) return;
+    this.log.error(
+      `consumer of group ${this.options.groupId} stopped on ${describe(event.payload.error)}; a new one in ${RECREATE_DELAY_MS} ms`,
+    );
+    this.recreateLater(consumer);
+  }
+
+  /** Disconnects a consumer that gave up and makes a new one after {@link RECREATE_DELAY_MS}. */
+  private recreateLater(consumer: Consumer): void {
+    if (this.closing) return;
+    this.state = 'restarting';
+    clearTimeout(this.recreateTimer);
+    this.recreateTimer = setTimeout(() => {
+      void (async () => {
+        try {
+          await consumer.disconnect();
+          if (this.closing) return;
+          const fresh = await this.connect();
+          void this.run(fresh);
+        } catch (error) {
+          this.log.error(`new consumer of group ${this.options.groupId}: ${describe(error)}`);
+          this.recreateLater(this.consumer ?? consumer);
+        }
+      })();
+    }, RECREATE_DELAY_MS);
   }
 
   /** Admits a fetched batch; waits briefly for slots (a partition full for longer is held). */
@@ -226,6 +338,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
    */
   private rejoined(): void {
     this.generation += 1;
+    if (!this.closing) this.state = 'consuming';
     for (const [key, old] of this.pipelines) {
       const unfinished = old.firstUnfinished();
       const [topic, partition] = splitKey(key);
@@ -247,7 +360,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const existing = this.pipelines.get(key);
     if (existing) return existing;
     const generation = this.generation;
-    const current = (): boolean => generation === this.generation && !this.closing;
+    // Still this member's partition: its finished records are committed, also while closing
+    // (a close that skipped them had the next member handle them again).
+    const owned = (): boolean => generation === this.generation;
+    // Also not closing: nothing is paused, rewound or resumed any more.
+    const current = (): boolean => owned() && !this.closing;
     const pipeline = new PartitionPipeline(
       handle,
       {
@@ -261,9 +378,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
         // Only the current generation commits: an old pipeline's partition may be another
         // member's now, and its records are handled again from the rewind.
         commit: (offset) =>
-          current()
-            ? this.commits.commit({ topic, partition, offset }, current)
-            : Promise.resolve(),
+          owned() ? this.commits.commit({ topic, partition, offset }, owned) : Promise.resolve(),
         rewind: (offset, resumeAt) => {
           if (current()) this.pauseUntil(topic, partition, offset, resumeAt);
         },
@@ -349,6 +464,25 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const dueAt = Number(raw);
     // A malformed due time must not stall a partition: treat it as due now.
     return Number.isFinite(dueAt) ? dueAt : undefined;
+  }
+}
+
+/** Whether `promise` settled within `timeoutMs` (its rejection counts as settled). */
+async function within(timeoutMs: number, promise: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

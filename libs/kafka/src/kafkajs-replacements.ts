@@ -1,4 +1,5 @@
 import { installFetchResponseReplacement } from './fetch-response.replacement';
+import { installMemberIdReplacement } from './member-id.replacement';
 import { installProduceRequestReplacement } from './produce-request.replacement';
 import { installRequestQueueReplacement } from './request-queue.replacement';
 import { installRequestTimeoutReplacement } from './request-timeout.replacement';
@@ -13,4 +14,5 @@ export function installKafkajsReplacements(): void {
   installRequestTimeoutReplacement();
   installProduceRequestReplacement();
   installFetchResponseReplacement();
+  installMemberIdReplacement();
 }

@@ -10,7 +10,11 @@ describe(readiness.name, () => {
       100,
       () => undefined,
     );
-    expect(result).toEqual({ ready: true, checks: { kafka: 'up', postgres: 'up' } });
+    expect(result).toEqual({
+      ready: true,
+      degraded: false,
+      checks: { kafka: 'up', postgres: 'up' },
+    });
   });
 
   it('is not ready when a check fails, and reports the failure only to the callback', async () => {
@@ -26,9 +30,41 @@ describe(readiness.name, () => {
       100,
       (name) => failures.push(name),
     );
-    expect(result).toEqual({ ready: false, checks: { kafka: 'up', postgres: 'down' } });
+    expect(result).toEqual({
+      ready: false,
+      degraded: false,
+      checks: { kafka: 'up', postgres: 'down' },
+    });
     expect(JSON.stringify(result)).not.toContain('password');
     expect(failures).toEqual(['postgres']);
+  });
+
+  it('stays ready, degraded, when only a check that is not required fails', async () => {
+    const result = await readiness(
+      [
+        { name: 'kafka', check: async () => undefined },
+        { name: 'postgres', required: false, check: () => Promise.reject(new Error('down')) },
+      ],
+      100,
+      () => undefined,
+    );
+    expect(result).toEqual({
+      ready: true,
+      degraded: true,
+      checks: { kafka: 'up', postgres: 'down' },
+    });
+  });
+
+  it('is not ready when a required check fails beside one that is not required', async () => {
+    const result = await readiness(
+      [
+        { name: 'consumers', check: () => Promise.reject(new Error('joining')) },
+        { name: 'postgres', required: false, check: () => Promise.reject(new Error('down')) },
+      ],
+      100,
+      () => undefined,
+    );
+    expect(result).toMatchObject({ ready: false, degraded: false });
   });
 
   it('counts a check that does not answer in time as down', async () => {

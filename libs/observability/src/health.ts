@@ -1,7 +1,13 @@
-/** A dependency the app needs to do its work: Kafka, PostgreSQL. */
+/** A dependency the app uses: Kafka, PostgreSQL, its settings cache, its consumers. */
 export interface HealthCheck {
   /** Short name shown in the readiness answer, e.g. `kafka`. */
   readonly name: string;
+  /**
+   * Whether the app cannot do its job without it (default true). A check that is not required
+   * and fails leaves the app ready, `degraded`: it shows in the answer and the metrics, but an
+   * orchestrator does not take away a pod that works.
+   */
+  readonly required?: boolean;
   /** Resolves when the dependency answered for real; rejects otherwise. */
   check(): Promise<void>;
 }
@@ -9,14 +15,18 @@ export interface HealthCheck {
 /** Injection token of the app's list of {@link HealthCheck}s. */
 export const HEALTH_CHECKS = Symbol('HEALTH_CHECKS');
 
-/** The readiness answer: each check's status, and whether all passed. */
+/** The readiness answer: each check's status, and what follows. */
 export interface Readiness {
+  /** Every required check passed. */
   readonly ready: boolean;
+  /** Ready, but some check that is not required failed. */
+  readonly degraded: boolean;
   readonly checks: Record<string, 'up' | 'down'>;
 }
 
 /**
- * Runs every check at once, each bounded by `timeoutMs`. Failure reasons are not returned
+ * Runs every check at once, each bounded by `timeoutMs`: ready when every required check
+ * passed. Failure reasons are not returned
  * (they could carry connection details); they go to `onFailure` for logging.
  */
 export async function readiness(
@@ -28,16 +38,18 @@ export async function readiness(
     checks.map(async (c) => {
       try {
         await withTimeout(c.check(), timeoutMs);
-        return [c.name, 'up'] as const;
+        return [c.name, 'up', c.required ?? true] as const;
       } catch (error) {
         onFailure(c.name, error);
-        return [c.name, 'down'] as const;
+        return [c.name, 'down', c.required ?? true] as const;
       }
     }),
   );
+  const ready = results.every(([, status, required]) => status === 'up' || !required);
   return {
-    ready: results.every(([, status]) => status === 'up'),
-    checks: Object.fromEntries(results),
+    ready,
+    degraded: ready && results.some(([, status]) => status === 'down'),
+    checks: Object.fromEntries(results.map(([name, status]) => [name, status])),
   };
 }
 

@@ -1,19 +1,14 @@
-import { Controller, Get, Header, HttpStatus, Inject, Logger, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpStatus, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 
-import { HEALTH_CHECKS, HealthCheck, readiness } from './health';
 import { Metrics } from './metrics';
-
-/** How long one readiness check may take. */
-const CHECK_TIMEOUT_MS = 3_000;
+import { ReadinessService } from './readiness.service';
 
 /** `GET /health/live`, `GET /health/ready` and `GET /metrics`, in every app. */
 @Controller()
 export class ObservabilityController {
-  private readonly logger = new Logger('Health');
-
   constructor(
-    @Inject(HEALTH_CHECKS) private readonly checks: HealthCheck[],
+    private readonly readiness: ReadinessService,
     private readonly metrics: Metrics,
   ) {}
 
@@ -23,16 +18,16 @@ export class ObservabilityController {
     return { status: 'ok' };
   }
 
-  /** 200 when every dependency answered for real, else 503; both list each check. */
+  /**
+   * 200 when every required check passed (status `ok`, or `degraded` when one that is not
+   * required failed), else 503 `unavailable`; each lists every check.
+   */
   @Get('health/ready')
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<object> {
-    const result = await readiness(this.checks, CHECK_TIMEOUT_MS, (name, error) =>
-      this.logger.warn(
-        `readiness check ${name} failed: ${error instanceof Error ? error.message : 'error'}`,
-      ),
-    );
+    const result = await this.readiness.evaluate();
     reply.status(result.ready ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: result.ready ? 'ok' : 'unavailable', checks: result.checks };
+    const status = !result.ready ? 'unavailable' : result.degraded ? 'degraded' : 'ok';
+    return { status, checks: result.checks };
   }
 
   @Get('metrics')

@@ -3,6 +3,7 @@ import { DynamicModule, FactoryProvider, Module } from '@nestjs/common';
 import { HEALTH_CHECKS, HealthCheck } from './health';
 import { Metrics } from './metrics';
 import { ObservabilityController } from './observability.controller';
+import { ReadinessService } from './readiness.service';
 
 /** Options of {@link ObservabilityModule.forRoot}. */
 export interface ObservabilityOptions {
@@ -23,6 +24,7 @@ export class ObservabilityModule {
       providers: [
         { provide: Metrics, useValue: new Metrics(options.app) },
         { ...options.healthChecks, provide: HEALTH_CHECKS },
+        ReadinessService,
       ],
       exports: [Metrics],
     };

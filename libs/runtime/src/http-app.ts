@@ -65,29 +65,46 @@ export async function listen(app: NestFastifyApplication, config: CommonConfig):
 
 /**
  * Closes the apps, in the order given, on SIGTERM or SIGINT: consumers finish their
- * batches and commit, HTTP servers finish their requests, producers flush. If that takes
+ * batches, commit and leave their groups, HTTP servers finish their requests, producers flush;
+ * then the process exits 0. An uncaught exception or unhandled rejection is logged and closes
+ * the apps the same way, then exits 1: consumers that leave their groups hand their partitions
+ * over at once, where a crash would leave them waiting a session timeout. If closing takes
  * longer than `timeoutMs`, the process exits with status 1.
  */
 export function closeOnSignal(apps: readonly INestApplication[], timeoutMs: number): void {
   const logger = new Logger('Shutdown');
   let closing = false;
-  const close = async (signal: string) => {
+  const close = async (why: string, exitCode: number) => {
     if (closing) return;
     closing = true;
-    logger.log(`${signal} received, closing`);
+    logger.log(`${why}, closing`);
     setTimeout(() => {
       logger.error(`still closing after ${timeoutMs} ms, exiting`);
       process.exit(1);
     }, timeoutMs).unref();
     try {
       for (const app of apps) await app.close();
-      process.exit(0);
+      process.exit(exitCode);
     } catch (error) {
-      logger.error(`closing failed: ${error instanceof Error ? error.message : String(error)}`);
+      logger.error(`closing failed: ${describeError(error)}`);
       process.exit(1);
     }
   };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, (s) => void close(s));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, (s) => void close(`${s} received`, 0));
+  }
+  const fatal = (kind: string) => (error: unknown) => {
+    logger.fatal(
+      `${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    void close(`${kind}`, 1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Reports a start-up failure (a configuration error names variables, never values) and exits. */
