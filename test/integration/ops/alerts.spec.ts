@@ -66,6 +66,7 @@ describe('Alerting rules', () => {
       'SluiceConsumerLagGrowing',
       'SluiceDeadLetters',
       'SluiceIngest5xx',
+      'SluiceNotReady',
       'SluiceProduceLatencyHigh',
       'SluiceTargetDown',
       'SluiceWebhook5xxRatioHigh',
