@@ -1,0 +1,310 @@
+/**
+ * The chaos suite (`npm run chaos`, docs/operations.md "Chaos suite"): the four apps as
+ * separate processes against a Kafka broker and a PostgreSQL cluster of the suite's own, an
+ * open-loop sender and a signature-checking receiver on loopback, and one fault at a time.
+ * For each fault it prints what was acknowledged, delivered, lost and duplicated, how long
+ * until deliveries flowed again, and what each app's readiness said meanwhile.
+ *
+ * Settings (environment): CHAOS_FAULTS (`all`, `short`, or a comma list of fault ids),
+ * CHAOS_RATE calls/s (100), CHAOS_BROKER_DOWN_SECONDS (20), CHAOS_POSTGRES_DOWN_SECONDS (30),
+ * CHAOS_RECEIVER_DOWN_SECONDS (20), CHAOS_JSON (a file to write the results to).
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { progress } from '../common.mts';
+import { Supervisor } from '../processes.mts';
+import { type AppName, Apps, APPS, buildApps, ReadinessWatch } from './apps.mts';
+import { type ChaosReport, type PhaseTimes, results, resultsTable } from './results.mts';
+import { ChaosBroker, ChaosPostgres } from './services.mts';
+import { Receiver, Sender, sleep } from './traffic.mts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ADMIN_TOKEN = `chaos-${randomBytes(16).toString('hex')}`;
+/** Steady traffic before each fault. */
+const LEAD_MS = 5_000;
+/** Steady traffic after deliveries flow again, before the next fault. */
+const TAIL_MS = 3_000;
+/** Longest wait for deliveries to flow again after a fault. */
+const RECOVERY_TIMEOUT_MS = 90_000;
+/** Longest wait, after the sender stops, for every acknowledged call to arrive. */
+const DRAIN_TIMEOUT_MS = 90_000;
+/** The whole suite stops starting faults past this (it must end within 15 minutes). */
+const BUDGET_MS = 13 * 60_000;
+
+/** A fault: what it does; resolves with the time the service it took away is back. */
+interface Fault {
+  readonly id: string;
+  readonly name: string;
+  act(): Promise<number>;
+}
+
+interface Settings {
+  readonly faults: string;
+  readonly rate: number;
+  readonly brokerDownMs: number;
+  readonly postgresDownMs: number;
+  readonly receiverDownMs: number;
+  readonly jsonFile?: string;
+  readonly kafkaLibs: string;
+}
+
+function settings(env: NodeJS.ProcessEnv): Settings {
+  const seconds = (name: string, fallback: number) => Number(env[name] ?? fallback) * 1_000;
+  return {
+    faults: env.CHAOS_FAULTS ?? 'all',
+    rate: Number(env.CHAOS_RATE ?? 100),
+    brokerDownMs: seconds('CHAOS_BROKER_DOWN_SECONDS', 20),
+    postgresDownMs: seconds('CHAOS_POSTGRES_DOWN_SECONDS', 30),
+    receiverDownMs: seconds('CHAOS_RECEIVER_DOWN_SECONDS', 20),
+    jsonFile: env.CHAOS_JSON,
+    kafkaLibs: env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+  };
+}
+
+class ChaosSuite {
+  private readonly supervisor = new Supervisor();
+  private readonly broker: ChaosBroker;
+  private readonly postgres = new ChaosPostgres();
+  private readonly secret = randomBytes(24).toString('hex');
+  private readonly receiver = new Receiver(this.secret);
+  private readonly prefix = `chaos.${Date.now()}.`;
+  private readonly s: Settings;
+  private buildDir?: string;
+
+  constructor(s: Settings) {
+    this.s = s;
+    this.broker = new ChaosBroker(ROOT, s.kafkaLibs);
+  }
+
+  async run(): Promise<ChaosReport> {
+    const started = Date.now();
+    const apps = await this.setUp();
+    const writeKey = await this.source(apps);
+    const sender = new Sender(() => apps.url('ingest'), writeKey, this.s.rate);
+    await this.firstDelivery(sender);
+    const phases: PhaseTimes[] = [];
+    const faults = this.faults(apps);
+    sender.start();
+    for (const [index, fault] of faults.entries()) {
+      if (Date.now() - started > BUDGET_MS) {
+        progress(`time budget spent: ${fault.name} and the faults after it are skipped`);
+        break;
+      }
+      sender.phase = index + 1;
+      phases.push(await this.phase(apps, sender, fault));
+    }
+    sender.stop();
+    progress('draining: every acknowledged call should arrive');
+    await sender.drain(DRAIN_TIMEOUT_MS);
+    await this.drained(sender);
+    return results(phases, sender, this.receiver);
+  }
+
+  async tearDown(): Promise<void> {
+    await this.supervisor.stopAll();
+    await this.receiver.stop();
+    await this.broker.destroy();
+    await this.postgres.destroy();
+    if (this.buildDir) rmSync(this.buildDir, { recursive: true, force: true });
+  }
+
+  killNow(): void {
+    this.supervisor.killAllNow();
+  }
+
+  private async setUp(): Promise<Apps> {
+    progress('building the apps');
+    this.buildDir = buildApps(ROOT);
+    progress('starting a broker and a PostgreSQL cluster of the suite');
+    await Promise.all([this.broker.start(), this.postgres.create(), this.receiver.start()]);
+    const apps = new Apps(this.buildDir, this.supervisor, () => this.appEnv());
+    apps.migrate();
+    progress('starting ingest, router, dispatcher and admin');
+    for (const app of APPS) await apps.start(app);
+    return apps;
+  }
+
+  private appEnv(): Record<string, string> {
+    return {
+      KAFKA_BROKERS: this.broker.brokers,
+      DATABASE_URL: this.postgres.url,
+      KAFKA_TOPIC_PREFIX: this.prefix,
+      KAFKA_TOPIC_PARTITIONS: '3',
+      HTTP_HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKENS: ADMIN_TOKEN,
+      SECRETS_ENCRYPTION_KEY: randomKey,
+      DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
+      // Short tiers, so a receiver back after 20 s gets its retries within seconds.
+      DISPATCHER_RETRY_DELAYS: '2s,5s,10s',
+    };
+  }
+
+  /** A source with an enabled, signed webhook destination pointing at the receiver. */
+  private async source(apps: Apps): Promise<string> {
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${apps.url('admin')}/admin/v1${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+      return text ? (JSON.parse(text) as Record<string, string>) : {};
+    };
+    const source = await api('POST', '/sources', { name: 'chaos' });
+    const path = `/sources/${source.id}/destination`;
+    await api('POST', path, { name: 'receiver' });
+    await api('PUT', `${path}/shared-secret`, { sharedSecret: this.secret });
+    await api('POST', `${path}/webhooks`, { url: this.receiver.url });
+    await api('POST', `${path}/enable`);
+    return source.writeKey;
+  }
+
+  /** Sends calls until one arrives: every app is up and the settings reached them. */
+  private async firstDelivery(sender: Sender): Promise<void> {
+    progress('waiting for the first delivery');
+    sender.start();
+    await until(() => this.receiver.times.length > 0, 120_000, 'a first delivery');
+    sender.stop();
+    await sender.drain(30_000);
+  }
+
+  private faults(apps: Apps): Fault[] {
+    const restart = (app: AppName, how: 'SIGKILL' | 'SIGTERM'): Fault => ({
+      id: `${how === 'SIGKILL' ? 'kill' : 'term'}-${app}`,
+      name: `${how} ${app}`,
+      act: async () => {
+        if (how === 'SIGKILL') await apps.kill(app);
+        else await apps.terminate(app);
+        const back = Date.now();
+        await apps.start(app);
+        return back;
+      },
+    });
+    const outage = (
+      id: string,
+      name: string,
+      downMs: number,
+      service: { stop(): Promise<void>; start(): Promise<void> },
+    ): Fault => ({
+      id,
+      name: `${name} down ${downMs / 1_000} s`,
+      act: async () => {
+        await service.stop();
+        await sleep(downMs);
+        await service.start();
+        return Date.now();
+      },
+    });
+    const all: Fault[] = [
+      ...APPS.flatMap((app) => [restart(app, 'SIGKILL'), restart(app, 'SIGTERM')]),
+      outage('broker', 'broker', this.s.brokerDownMs, this.broker),
+      outage('postgres', 'PostgreSQL', this.s.postgresDownMs, this.postgres),
+      outage('receiver', 'receiver', this.s.receiverDownMs, this.receiver),
+    ];
+    const wanted =
+      this.s.faults === 'all'
+        ? all.map((f) => f.id)
+        : this.s.faults === 'short'
+          ? ['kill-dispatcher', 'broker']
+          : this.s.faults.split(',').map((id) => id.trim());
+    const unknown = wanted.filter((id) => !all.some((f) => f.id === id));
+    if (unknown.length > 0) throw new Error(`CHAOS_FAULTS: unknown fault(s) ${unknown.join(', ')}`);
+    return wanted.map((id) => all.find((f) => f.id === id)!);
+  }
+
+  /** Steady traffic, the fault, and traffic until deliveries of new calls flow again. */
+  private async phase(apps: Apps, sender: Sender, fault: Fault): Promise<PhaseTimes> {
+    const phaseStart = Date.now();
+    progress(`${fault.name}`);
+    await sleep(LEAD_MS);
+    const readiness = new ReadinessWatch(apps);
+    readiness.start();
+    const faultStart = Date.now();
+    const faultEnd = await fault.act();
+    const recoveredAt = await this.recovered(sender, faultEnd);
+    await sleep(TAIL_MS);
+    const ready = await readiness.stop();
+    for (const app of apps.crashed()) {
+      progress(`  ${app} stopped by itself; started again\n${apps.lastOutput(app)}`);
+      await apps.start(app);
+    }
+    return {
+      id: fault.id,
+      name: fault.name,
+      phaseStart,
+      faultStart,
+      faultEnd,
+      recoveredAt,
+      readiness: ready,
+    };
+  }
+
+  /** When a call made after `since` first arrived; undefined after the recovery timeout. */
+  private async recovered(sender: Sender, since: number): Promise<number | undefined> {
+    const deadline = Date.now() + RECOVERY_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      let first: number | undefined;
+      for (const [messageId, arrivals] of this.receiver.arrivals) {
+        const call = sender.calls.get(messageId);
+        if (call === undefined || call.createdAt < since) continue;
+        if (first === undefined || arrivals.at[0] < first) first = arrivals.at[0];
+      }
+      if (first !== undefined) return first;
+      await sleep(100);
+    }
+    return undefined;
+  }
+
+  /** Waits until every acknowledged call arrived, or the drain timeout. */
+  private async drained(sender: Sender): Promise<void> {
+    const acked = sender.acked();
+    await until(
+      () => acked.every((c) => this.receiver.arrivals.has(c.messageId)),
+      DRAIN_TIMEOUT_MS,
+      'every acknowledged call',
+    ).catch(() => undefined);
+  }
+}
+
+const randomKey = randomBytes(32).toString('base64');
+
+async function until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function main(): Promise<void> {
+  const s = settings(process.env);
+  const suite = new ChaosSuite(s);
+  const interrupted = () => {
+    suite.killNow();
+    void suite.tearDown().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  let code = 0;
+  try {
+    const report = await suite.run();
+    console.log(resultsTable(report, s.rate));
+    if (s.jsonFile) writeFileSync(s.jsonFile, JSON.stringify(report, null, 2));
+  } catch (error) {
+    console.error(error);
+    code = 1;
+  } finally {
+    await suite.tearDown();
+  }
+  process.exit(code);
+}
+
+void main();

@@ -1,0 +1,152 @@
+/** What the chaos suite measured per fault, and its table. */
+import { table } from '../report.mts';
+import type { AppName } from './apps.mts';
+import type { Receiver, Sender } from './traffic.mts';
+
+/** When a fault's phase started, the fault began and ended, and deliveries flowed again. */
+export interface PhaseTimes {
+  readonly id: string;
+  readonly name: string;
+  readonly phaseStart: number;
+  readonly faultStart: number;
+  /** When the service taken away was back (an app started again, a server listening). */
+  readonly faultEnd: number;
+  /** The first arrival of a call made after `faultEnd`; undefined when none came in time. */
+  readonly recoveredAt: number | undefined;
+  /** Each app's /health/ready answers while the fault lasted, in order (`200>503>200`). */
+  readonly readiness: Record<AppName, string>;
+}
+
+/** One fault's line of the report. */
+export interface FaultResult {
+  readonly id: string;
+  readonly name: string;
+  /** Calls made in this phase that ingest acknowledged (200). */
+  readonly acknowledged: number;
+  /** Of those, the ones the receiver got at least once. */
+  readonly delivered: number;
+  readonly lost: number;
+  /** Arrivals during this phase of a messageId that had arrived before. */
+  readonly duplicates: number;
+  /** Of those, arrivals of calls the client sent more than once (after a 503 or a timeout). */
+  readonly duplicatesOfRetried: number;
+  /** Seconds from the fault's start to its end (a restart's or a service's start included). */
+  readonly faultSeconds: number;
+  /** Seconds from the fault's end until a call made after it arrived. */
+  readonly flowingAgainSeconds: number | null;
+  /** The longest time without any arrival, from the fault's start to the phase's end. */
+  readonly longestGapSeconds: number;
+  /** Requests answered otherwise than 200 in this phase, by answer. */
+  readonly clientErrors: Record<string, number>;
+  readonly readiness: Record<AppName, string>;
+}
+
+/** The whole run. */
+export interface ChaosReport {
+  readonly faults: FaultResult[];
+  /** Arrivals whose signature did not verify (each a failure of the suite). */
+  readonly badSignatures: number;
+  /** Calls made that were never acknowledged (given up at the end). */
+  readonly unacknowledged: number;
+}
+
+export function results(
+  phases: readonly PhaseTimes[],
+  sender: Sender,
+  receiver: Receiver,
+): ChaosReport {
+  const duplicates: { at: number; retried: boolean }[] = [];
+  for (const [messageId, arrivals] of receiver.arrivals) {
+    const retried = (sender.calls.get(messageId)?.attempts ?? 0) > 1;
+    for (const at of arrivals.at.slice(1)) duplicates.push({ at, retried });
+  }
+  const faults = phases.map((p, i): FaultResult => {
+    const phase = i + 1;
+    const end = phases[i + 1]?.phaseStart ?? Infinity;
+    const acked = sender.acked(phase);
+    const delivered = acked.filter((c) => receiver.arrivals.has(c.messageId)).length;
+    const gapEnd = Math.min(end, Date.now());
+    const inPhase = duplicates.filter((d) => d.at >= p.phaseStart && d.at < end);
+    return {
+      id: p.id,
+      name: p.name,
+      acknowledged: acked.length,
+      delivered,
+      lost: acked.length - delivered,
+      duplicates: inPhase.length,
+      duplicatesOfRetried: inPhase.filter((d) => d.retried).length,
+      faultSeconds: round((p.faultEnd - p.faultStart) / 1_000),
+      flowingAgainSeconds:
+        p.recoveredAt === undefined ? null : round((p.recoveredAt - p.faultEnd) / 1_000),
+      longestGapSeconds: round(longestGap(receiver.times, p.faultStart, gapEnd) / 1_000),
+      clientErrors: Object.fromEntries(sender.failures.get(phase) ?? []),
+      readiness: p.readiness,
+    };
+  });
+  const unacknowledged = [...sender.calls.values()].filter((c) => c.ackedAt === undefined).length;
+  return { faults, badSignatures: receiver.badSignatures, unacknowledged };
+}
+
+/** The table `npm run chaos` prints. */
+export function resultsTable(report: ChaosReport, rate: number): string {
+  const rows = report.faults.map((f) => [
+    f.name,
+    String(f.acknowledged),
+    String(f.delivered),
+    String(f.lost),
+    `${f.duplicates}${f.duplicatesOfRetried > 0 ? ` (${f.duplicatesOfRetried} retried)` : ''}`,
+    f.faultSeconds.toFixed(1),
+    f.flowingAgainSeconds === null ? 'not in 90 s' : f.flowingAgainSeconds.toFixed(1),
+    f.longestGapSeconds.toFixed(1),
+    Object.entries(f.clientErrors)
+      .map(([answer, n]) => `${answer} x${n}`)
+      .join(', ') || '-',
+    Object.entries(f.readiness)
+      .map(([app, seen]) => `${app} ${seen}`)
+      .join('; '),
+  ]);
+  return [
+    '',
+    `Sluice chaos suite: ${rate} calls/s open loop, one fault at a time`,
+    "fault s = the fault's length, an app's or a service's start included; flowing again = s " +
+      "from the fault's end to the first " +
+      'arrival of a call made after it; gap = longest time without any arrival from the ' +
+      "fault's start; dup (retried) = copies of calls the client sent again after a 503 or a " +
+      "timeout; readiness = each app's /health/ready answers during the fault (first seen " +
+      'order, then the last)',
+    '',
+    table([
+      [
+        'fault',
+        'acked',
+        'delivered',
+        'lost',
+        'dup',
+        'fault s',
+        'flowing again s',
+        'gap s',
+        'client saw',
+        'readiness',
+      ],
+      ...rows,
+    ]),
+    '',
+    `bad signatures: ${report.badSignatures}; calls never acknowledged: ${report.unacknowledged}`,
+  ].join('\n');
+}
+
+function longestGap(times: readonly number[], from: number, to: number): number {
+  let previous = from;
+  let longest = 0;
+  for (const t of times) {
+    if (t < from) continue;
+    if (t > to) break;
+    longest = Math.max(longest, t - previous);
+    previous = t;
+  }
+  return Math.max(longest, to - previous);
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
