@@ -10,6 +10,14 @@
 # docker/local/pom.xml. PostgreSQL comes from the Debian binaries: as root through
 # pg_ctlcluster, as another user through initdb into a project folder. Data and logs live
 # under .local/ (git-ignored), or SLUICE_LOCAL_DIR.
+#
+# Opt-in, for tests that need a secured broker of their own (test/helpers/secured-broker.ts);
+# unset, the broker is plaintext as below:
+#   SLUICE_LOCAL_KAFKA_EXTRA_PROPERTIES  a file appended to server.properties (same placeholders;
+#                                        a key given again there wins), e.g. a SASL_SSL listener
+#   SLUICE_LOCAL_KAFKA_SCRAM             SCRAM users created when the storage is formatted, one
+#                                        per line: SCRAM-SHA-512=[name=app,password=...]
+#   SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES client settings of the readiness check (TLS, SASL)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -72,12 +80,17 @@ kafka_config() {
   sed -e "s#@DATA_DIR@#$KAFKA_DIR/data#" \
     -e "s#@PORT@#$KAFKA_PORT#g" \
     -e "s#@CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" \
-    "$HERE/server.properties" >"$KAFKA_DIR/server.properties"
+    "$HERE/server.properties" ${SLUICE_LOCAL_KAFKA_EXTRA_PROPERTIES:+"$SLUICE_LOCAL_KAFKA_EXTRA_PROPERTIES"} \
+    >"$KAFKA_DIR/server.properties"
   if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
     log "formatting Kafka storage"
+    local scram=() line
+    while IFS= read -r line; do
+      [[ -n "$line" ]] && scram+=(--add-scram "$line")
+    done <<<"${SLUICE_LOCAL_KAFKA_SCRAM:-}"
     kafka_java kafka.tools.StorageTool format --ignore-formatted \
       -t "$(kafka_java kafka.tools.StorageTool random-uuid)" \
-      -c "$KAFKA_DIR/server.properties" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
+      -c "$KAFKA_DIR/server.properties" "${scram[@]}" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
       fail "formatting Kafka storage failed; see $KAFKA_DIR/logs/format.log"
   fi
 }
@@ -85,7 +98,8 @@ kafka_config() {
 # A real protocol round trip: ClusterTool asks the broker for its cluster id.
 kafka_answers() {
   timeout 20 java -cp "$KAFKA_LIBS/*" -Dlog4j2.configurationFile="$HERE/log4j2.properties" \
-    org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "$LOCAL_KAFKA_BROKERS" >/dev/null 2>&1
+    org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "$LOCAL_KAFKA_BROKERS" \
+    ${SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES:+--config "$SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES"} >/dev/null 2>&1
 }
 
 kafka_up() {

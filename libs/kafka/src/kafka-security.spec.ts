@@ -10,9 +10,13 @@ import {
   explainKafkaError,
   KafkaSecurityError,
   kafkajsSecurity,
+  oauthBearerAuthenticator,
   readSecurityFile,
   tokenFileProvider,
 } from './kafka-security';
+
+/** kafkajs declares no message parameter for this error; the real constructor takes one. */
+const SaslError = KafkaJSSASLAuthenticationError as unknown as new (message: string) => Error;
 
 /** A file system of named texts whose reads are counted; a missing name fails as ENOENT. */
 function files(initial: Record<string, string>) {
@@ -86,19 +90,13 @@ describe(kafkajsSecurity.name, () => {
 });
 
 describe(tokenFileProvider.name, () => {
-  it('reads the token file at each authentication, so a rotated token is used', async () => {
+  it('reads the token file at each call, so a rotated token is used', async () => {
     const fs = files({ '/token': 'token-1\n' });
-    const { sasl } = kafkajsSecurity(
-      { sasl: { mechanism: 'oauthbearer', tokenFile: '/token' } },
-      fs.read,
-    );
-    const provider = (sasl as { oauthBearerProvider: () => Promise<{ value: string }> })
-      .oauthBearerProvider;
-    const readsAtStart = fs.reads.length;
+    const provider = tokenFileProvider('/token', fs.read);
     await expect(provider()).resolves.toEqual({ value: 'token-1' });
     fs.contents.set('/token', 'token-2');
     await expect(provider()).resolves.toEqual({ value: 'token-2' });
-    expect(fs.reads.length - readsAtStart).toBe(2);
+    expect(fs.reads).toEqual(['/token', '/token']);
   });
 
   it('fails an authentication with an empty token file, naming the variable', async () => {
@@ -106,6 +104,54 @@ describe(tokenFileProvider.name, () => {
     await expect(provider()).rejects.toThrow(
       'KAFKA_SASL_OAUTHBEARER_TOKEN_FILE (/token) is an empty file',
     );
+  });
+});
+
+describe(oauthBearerAuthenticator.name, () => {
+  /** Runs one authentication whose broker answers `answer`; returns the message sent. */
+  async function authenticate(token: string, answer: Buffer | undefined) {
+    let sent = '';
+    const saslAuthenticate = async ({ request }: { request: { encode(): Promise<Buffer> } }) => {
+      sent = (await request.encode()).toString('utf8');
+      return answer;
+    };
+    const provider = oauthBearerAuthenticator(() => Promise.resolve({ value: token }));
+    await provider({ saslAuthenticate } as never).authenticate();
+    return sent;
+  }
+
+  it('sends the token as a bearer (RFC 7628) and accepts an empty answer', async () => {
+    await expect(authenticate('tok', Buffer.alloc(0))).resolves.toContain(
+      'auth=Bearer tok\x01\x01',
+    );
+  });
+
+  it("takes the broker's error challenge for the refusal it is", async () => {
+    const challenge = Buffer.from('\0\0\0\x1a{"status":"invalid_token"}');
+    await expect(authenticate('tok', challenge)).rejects.toThrow(
+      'SASL OAUTHBEARER authentication failed: invalid_token',
+    );
+  });
+
+  it('reads the token file at each authentication through the security settings', async () => {
+    const fs = files({ '/token': 'token-1' });
+    const { sasl } = kafkajsSecurity(
+      { sasl: { mechanism: 'oauthbearer', tokenFile: '/token' } },
+      fs.read,
+    );
+    const provider = (
+      sasl as { authenticationProvider: ReturnType<typeof oauthBearerAuthenticator> }
+    ).authenticationProvider;
+    const sent: string[] = [];
+    const saslAuthenticate = async ({ request }: { request: { encode(): Promise<Buffer> } }) => {
+      sent.push((await request.encode()).toString('utf8'));
+      return undefined;
+    };
+    await provider({ saslAuthenticate } as never).authenticate();
+    fs.contents.set('/token', 'token-2');
+    await provider({ saslAuthenticate } as never).authenticate();
+    expect(sent[0]).toContain('auth=Bearer token-1');
+    expect(sent[1]).toContain('auth=Bearer token-2');
   });
 });
 
@@ -127,27 +173,25 @@ describe(explainKafkaError.name, () => {
   it.each([
     [
       'a refused password',
-      new KafkaJSSASLAuthenticationError('SASL SCRAM SHA512 authentication failed: bad'),
+      new SaslError('SASL SCRAM SHA512 authentication failed: bad'),
       scram,
       'Kafka SASL authentication failed (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): the broker refused the SCRAM-SHA-512 credentials',
     ],
     [
       'a refused password file',
-      new KafkaJSSASLAuthenticationError('SASL PLAIN authentication failed: bad'),
+      new SaslError('SASL PLAIN authentication failed: bad'),
       { sasl: { mechanism: 'plain', username: 'app', passwordFile: '/pw' } } as const,
       'Kafka SASL authentication failed (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD_FILE)',
     ],
     [
       'a refused token',
-      new KafkaJSSASLAuthenticationError('SASL OAUTHBEARER authentication failed: bad'),
+      new SaslError('SASL OAUTHBEARER authentication failed: bad'),
       { sasl: { mechanism: 'oauthbearer', tokenFile: '/t' } } as const,
       'Kafka SASL authentication failed (KAFKA_SASL_OAUTHBEARER_TOKEN_FILE)',
     ],
     [
       'a mechanism the broker lacks',
-      new KafkaJSSASLAuthenticationError(
-        'SASL SCRAM-SHA-512 mechanism is not supported by the server',
-      ),
+      new SaslError('SASL SCRAM-SHA-512 mechanism is not supported by the server'),
       scram,
       'Kafka SASL mechanism SCRAM-SHA-512 is not enabled on the broker (KAFKA_SASL_MECHANISM)',
     ],

@@ -1,7 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { ConnectionOptions } from 'node:tls';
 
-import { SASLOptions } from 'kafkajs';
+import {
+  AuthenticationProviderArgs,
+  KafkaJSSASLAuthenticationError,
+  Mechanism,
+  SASLOptions,
+} from 'kafkajs';
 
 import { KafkaConnectionOptions, KafkaSaslOptions, KafkaTlsOptions } from './kafka.options';
 
@@ -70,7 +75,7 @@ export function readSecurityFile(path: string, variable: string, read = readText
 /** What kafkajs takes for TLS and SASL. */
 export interface KafkajsSecurity {
   readonly ssl?: ConnectionOptions;
-  readonly sasl?: SASLOptions;
+  readonly sasl?: SASLOptions | Mechanism;
 }
 
 /**
@@ -101,12 +106,12 @@ function tlsSettings(tls: KafkaTlsOptions, read: ReadTextFile): ConnectionOption
   return settings;
 }
 
-function saslSettings(sasl: KafkaSaslOptions, read: ReadTextFile): SASLOptions {
+function saslSettings(sasl: KafkaSaslOptions, read: ReadTextFile): SASLOptions | Mechanism {
   if (sasl.mechanism === 'oauthbearer') {
     readSecurityFile(sasl.tokenFile, VARS.tokenFile, read);
     return {
       mechanism: 'oauthbearer',
-      oauthBearerProvider: tokenFileProvider(sasl.tokenFile, read),
+      authenticationProvider: oauthBearerAuthenticator(tokenFileProvider(sasl.tokenFile, read)),
     };
   }
   const settings = { mechanism: sasl.mechanism, username: sasl.username } as SASLOptions;
@@ -131,6 +136,40 @@ function saslSettings(sasl: KafkaSaslOptions, read: ReadTextFile): SASLOptions {
 export function tokenFileProvider(path: string, read = readText): () => Promise<{ value: string }> {
   // eslint-disable-next-line @typescript-eslint/require-await -- a rejection, not a throw
   return async () => ({ value: readSecurityFile(path, VARS.tokenFile, read).trim() });
+}
+
+/** kafkajs's encoding of the OAUTHBEARER client message (RFC 7628), reused as it is. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const oauthBearerMessage = require('kafkajs/src/protocol/sasl/oauthBearer/request') as (
+  sasl: object,
+  token: { value: string },
+) => Promise<{ encode(): Promise<Buffer> }>;
+
+/** kafkajs's SASL error, whose declared constructor takes no message (the real one does). */
+const SaslError = KafkaJSSASLAuthenticationError as unknown as new (message: string) => Error;
+
+/**
+ * OAUTHBEARER as kafkajs does it, except that the broker's answer is read: a broker refusing
+ * a token answers with an error challenge (`{"status":"invalid_token"}`) rather than an error
+ * code, which kafkajs 2.2.4 takes for success (its next request then fails on a closed
+ * connection, and no error says why).
+ */
+export function oauthBearerAuthenticator(token: () => Promise<{ value: string }>) {
+  return ({ saslAuthenticate }: AuthenticationProviderArgs) => ({
+    authenticate: async (): Promise<void> => {
+      const request = await oauthBearerMessage({}, await token());
+      const answer = await saslAuthenticate<Buffer>({
+        request,
+        response: { decode: (bytes: Buffer) => bytes, parse: (bytes: Buffer) => bytes },
+      });
+      const challenge = answer ? answer.toString('utf8') : '';
+      const json = challenge.indexOf('{');
+      if (json >= 0) {
+        const status = /"status"\s*:\s*"([\w-]+)"/.exec(challenge.slice(json))?.[1] ?? 'refused';
+        throw new SaslError(`SASL OAUTHBEARER authentication failed: ${status}`);
+      }
+    },
+  });
 }
 
 /** Defines `key` as a getter reading the file at `path`, after reading it once now. */
