@@ -108,10 +108,19 @@ describe(DedupService.name, () => {
     await dedup.check(call(5, 'm-a', 1));
     dedup.rebalanced(new Set([0]));
     expect(dedup.size).toBe(0);
+    dedup.rebalanced(new Set([0, 1]));
     await dedup.check(call(9, 'm-z', 1));
     expect(history.reads[1].ranges).toEqual([
       { partition: 1, fromOffset: undefined, toOffset: 9n },
     ]);
+  });
+
+  it('reads nothing for a record of a partition given away (its new owner decides)', async () => {
+    const history = new FakeHistory([call(3, 'm-a', 1)]);
+    const dedup = service(history);
+    dedup.rebalanced(new Set([0]));
+    await expect(dedup.check(call(5, 'm-a', 1))).resolves.toBe('first');
+    expect(history.reads).toEqual([]);
   });
 
   it('throws while the read back fails, and reads again on the next try', async () => {

@@ -62,6 +62,8 @@ interface PartitionSeen {
 export class DedupService {
   private readonly logger = new Logger(DedupService.name);
   private readonly partitions = new Map<number, PartitionSeen>();
+  /** The partitions assigned at the last rebalance seen; undefined while unknown. */
+  private assigned: ReadonlySet<number> | undefined;
   private readonly print = new Uint32Array(2);
   private checks = 0;
 
@@ -88,6 +90,7 @@ export class DedupService {
    * assignment is unknown), and checks the others again on their next record.
    */
   rebalanced(assigned: ReadonlySet<number> | undefined): void {
+    this.assigned = assigned;
     for (const [partition, state] of this.partitions) {
       if (assigned !== undefined && !assigned.has(partition)) this.partitions.delete(partition);
       else state.verified = false;
@@ -103,6 +106,9 @@ export class DedupService {
     const sourceId = record.headers[HEADER.sourceId];
     const messageId = record.headers[HEADER.messageId];
     if (!this.enabled || sourceId === undefined || messageId === undefined) return 'first';
+    // A record still finishing from a partition given away: its new owner handles it again
+    // anyway (its offset is not committed from here), so reading the partition back is waste.
+    if (this.assigned !== undefined && !this.assigned.has(record.partition)) return 'first';
     const state = this.partition(record);
     if (state.loading !== undefined) await state.loading;
     const offset = Number(record.offset);
