@@ -9,6 +9,7 @@ import {
 } from 'kafkajs';
 
 import { KafkaConnectionOptions, KafkaSaslOptions, KafkaTlsOptions } from './kafka.options';
+import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version';
 
 /**
  * The variables the apps set these options with (libs/config's BaseEnv): errors name them, so
@@ -138,12 +139,22 @@ export function tokenFileProvider(path: string, read = readText): () => Promise<
   return async () => ({ value: readSecurityFile(path, VARS.tokenFile, read).trim() });
 }
 
-/** kafkajs's encoding of the OAUTHBEARER client message (RFC 7628), reused as it is. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const oauthBearerMessage = require('kafkajs/src/protocol/sasl/oauthBearer/request') as (
+/** kafkajs's encoding of the OAUTHBEARER client message (RFC 7628). */
+type OauthBearerMessage = (
   sasl: object,
   token: { value: string },
 ) => Promise<{ encode(): Promise<Buffer> }>;
+
+/**
+ * kafkajs's own encoding of the OAUTHBEARER message, reused as it is: an internal module, so
+ * it is loaded only when OAUTHBEARER is configured, and only from the pinned kafkajs.
+ * @throws {KafkajsVersionError} on any kafkajs but the pinned one
+ */
+function oauthBearerMessage(found = installedKafkajsVersion()): OauthBearerMessage {
+  assertPinnedKafkajs('OAUTHBEARER authenticator', found);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('kafkajs/src/protocol/sasl/oauthBearer/request') as OauthBearerMessage;
+}
 
 /** kafkajs's SASL error, whose declared constructor takes no message (the real one does). */
 const SaslError = KafkaJSSASLAuthenticationError as unknown as new (message: string) => Error;
@@ -155,9 +166,10 @@ const SaslError = KafkaJSSASLAuthenticationError as unknown as new (message: str
  * connection, and no error says why).
  */
 export function oauthBearerAuthenticator(token: () => Promise<{ value: string }>) {
+  const message = oauthBearerMessage();
   return ({ saslAuthenticate }: AuthenticationProviderArgs) => ({
     authenticate: async (): Promise<void> => {
-      const request = await oauthBearerMessage({}, await token());
+      const request = await message({}, await token());
       const answer = await saslAuthenticate<Buffer>({
         request,
         response: { decode: (bytes: Buffer) => bytes, parse: (bytes: Buffer) => bytes },
