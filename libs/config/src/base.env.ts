@@ -121,7 +121,7 @@ export class BaseEnv {
   @IsInt()
   @Min(1_000)
   @Max(1_800_000)
-  KAFKA_SESSION_TIMEOUT_MS: number = 10_000;
+  KAFKA_SESSION_TIMEOUT_MS: number = 8_000;
 
   /**
    * How often a consumer heartbeats to its group, in milliseconds; at most a third of

@@ -31,7 +31,7 @@ export interface KafkaTransportOptions {
   readonly fromBeginning?: boolean;
   /**
    * How long the group waits for a member that stopped heartbeating before it hands its
-   * partitions to others (default 10 s): what a killed member costs the group.
+   * partitions to others (default 8 s): what a killed member costs the group.
    */
   readonly sessionTimeoutMs?: number;
   /** How often a member heartbeats (default 1 s); at most a third of the session timeout. */
@@ -75,7 +75,7 @@ const ADMISSION_WAIT_MS = 1_000;
 const COMMIT_GATHER_MS = 50;
 
 /** Consumer defaults ({@link KafkaTransportOptions}); docs/operations.md explains the choice. */
-const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+const DEFAULT_SESSION_TIMEOUT_MS = 8_000;
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 const DEFAULT_REBALANCE_TIMEOUT_MS = 30_000;
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;

@@ -126,9 +126,9 @@ describe('readiness', () => {
       );
       expect(answer.status).toBe(200);
       await h.delivery(messageId);
-      // Its own dead member does not hold the group for a session timeout (10 s) after the
+      // Its own dead member does not hold the group for a session timeout (8 s) after the
       // broker is back: the restarted consumer rejoins under its member id.
-      expect(Date.now() - backAt).toBeLessThan(10_000);
+      expect(Date.now() - backAt).toBeLessThan(8_000);
     });
   });
 });
