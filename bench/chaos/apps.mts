@@ -4,7 +4,7 @@
  * restarted app answers where the sender and the readiness probe look.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { freePort, type Managed, sleep, type Supervisor, waitForHttp } from '../processes.mts';
@@ -83,6 +83,14 @@ export class Apps {
       },
     );
     this.running.set(app, managed);
+    // CHAOS_LOG_DIR keeps each app's log lines (all its runs) in <app>.log, with the time seen.
+    const logDir = process.env.CHAOS_LOG_DIR;
+    if (logDir) {
+      mkdirSync(logDir, { recursive: true });
+      managed.onLine((line) =>
+        appendFileSync(join(logDir, `${app}.log`), `${new Date().toISOString()} ${line}\n`),
+      );
+    }
     await waitForHttp(`${this.url(app)}/health/live`, managed, START_TIMEOUT_MS);
   }
 

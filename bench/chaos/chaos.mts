@@ -7,7 +7,7 @@
  *
  * Settings (environment): CHAOS_FAULTS (`all`, `short`, or a comma list of fault ids),
  * CHAOS_RATE calls/s (100), CHAOS_BROKER_DOWN_SECONDS (20), CHAOS_POSTGRES_DOWN_SECONDS (30),
- * CHAOS_RECEIVER_DOWN_SECONDS (20), CHAOS_JSON (a file to write the results to).
+ * CHAOS_RECEIVER_DOWN_SECONDS (20), CHAOS_JSON (a file to write the results to), CHAOS_LOG_DIR (a folder for each app's log).
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import type { Producer, ProducerBatch } from 'kafkajs';
 
-import { BatchProducer } from './batch.producer';
+import { BatchProducer, producerIdLost } from './batch.producer';
 import { KafkaConnection } from './kafka.connection';
 
 /**
@@ -166,6 +166,61 @@ describe(`${BatchProducer.name} with requests in flight`, () => {
   it('refuses fewer than one request in flight', () => {
     expect(() => new BatchProducer(heldProducers().connection, { requestsInFlight: 0 })).toThrow(
       'at least one request',
+    );
+  });
+});
+
+describe('BatchProducer after the broker refused a producer id', () => {
+  /** Producers numbered as made; the first refuses its first request as kafkajs reports it. */
+  function refusingConnection(sent: string[], made: { count: number; disconnected: number[] }) {
+    return {
+      topic: (name: string) => name,
+      producer: () => {
+        const index = made.count++;
+        let refused = false;
+        return {
+          connect: () => Promise.resolve(),
+          disconnect: () => {
+            made.disconnected.push(index);
+            return Promise.resolve();
+          },
+          sendBatch: (batch: ProducerBatch) => {
+            if (index === 0 && !refused) {
+              refused = true;
+              const error = Object.assign(new Error('out of order sequence number'), {
+                type: 'OUT_OF_ORDER_SEQUENCE_NUMBER',
+              });
+              return Promise.reject(error);
+            }
+            for (const t of batch.topicMessages ?? [])
+              for (const m of t.messages) sent.push(`${index}:${String(m.value)}`);
+            return Promise.resolve([]);
+          },
+        } as unknown as Producer;
+      },
+    } as unknown as KafkaConnection;
+  }
+
+  it('fails that send and sends the next ones through a new producer', async () => {
+    const sent: string[] = [];
+    const made = { count: 0, disconnected: [] as number[] };
+    const producer = new BatchProducer(refusingConnection(sent, made));
+    await producer.connect();
+    await expect(producer.send([record('a')])).rejects.toThrow('out of order');
+    await producer.send([record('b')]);
+    expect(sent).toEqual(['1:b']);
+    expect(made).toEqual({ count: 2, disconnected: [0] });
+  });
+
+  it('tells the refusal of a producer id from other failures, however kafkajs wraps it', () => {
+    expect(producerIdLost(new Error('connect ECONNREFUSED'))).toBe(false);
+    expect(
+      producerIdLost(Object.assign(new Error('x'), { type: 'NOT_LEADER_FOR_PARTITION' })),
+    ).toBe(false);
+    const refusal = Object.assign(new Error('x'), { type: 'UNKNOWN_PRODUCER_ID' });
+    expect(producerIdLost(refusal)).toBe(true);
+    expect(producerIdLost(Object.assign(new Error('retries'), { originalError: refusal }))).toBe(
+      true,
     );
   });
 });

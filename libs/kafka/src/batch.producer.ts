@@ -47,6 +47,30 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+/** Pause between a renewed producer's attempts to connect. */
+const RENEW_RETRY_MS = 1_000;
+
+/**
+ * Kafka's answers meaning the broker no longer takes this idempotent producer's records
+ * (its id or sequence numbers are out of step, e.g. after a broker restart): fatal to it.
+ */
+const PRODUCER_ID_LOST = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
+
+/** Whether a produce failed for one of {@link PRODUCER_ID_LOST}, however kafkajs wrapped it. */
+export function producerIdLost(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; depth += 1) {
+    const { type, originalError, cause } = e as Error & { type?: string; originalError?: unknown };
+    if (type !== undefined && PRODUCER_ID_LOST.has(type)) return true;
+    e = originalError ?? cause;
+  }
+  return false;
+}
+
 const DEFAULTS: BatchProducerOptions = {
   maxBatchRecords: 5_000,
   sendTimeoutMs: 30_000,
@@ -157,11 +181,37 @@ export class BatchProducer {
         } catch (error) {
           this.logger.error(`produce of ${batch.length} call(s) failed: ${String(error)}`);
           for (const pending of batch) pending.reject(error);
+          if (producerIdLost(error)) producer = await this.renew(producer);
         }
       }
     } finally {
       if (this.producers.includes(producer)) this.free.push(producer);
     }
+  }
+
+  /**
+   * A new producer (a new producer id) in place of one whose sequence numbers the broker no
+   * longer accepts: kafkajs's idempotent producer never recovers from that by itself, and
+   * would refuse every later record. Connects it, trying again every second while the
+   * broker is away, unless this BatchProducer is being disconnected.
+   */
+  private async renew(old: Producer): Promise<Producer> {
+    const fresh = this.connection.producer();
+    const at = this.producers.indexOf(old);
+    if (at < 0) return old;
+    this.producers[at] = fresh;
+    this.logger.warn('a producer was refused for its sequence numbers; a new one replaces it');
+    await old.disconnect().catch(() => undefined);
+    while (this.producers.includes(fresh)) {
+      try {
+        await fresh.connect();
+        break;
+      } catch (error) {
+        this.logger.warn(`the new producer could not connect yet: ${String(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, RENEW_RETRY_MS));
+      }
+    }
+    return fresh;
   }
 
   /**

@@ -103,7 +103,9 @@ export class KafkaConnection {
       logLevel: logLevel.WARN,
       logCreator: logToNest,
       connectionTimeout: 3_000,
-      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5_000 },
+      // Waits between retries stay under a second, so a broker that comes back is found
+      // within one (a consumer restarting after a crash waits the last of them too).
+      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 1_000 },
     });
   }
 
