@@ -485,6 +485,19 @@ describe(outcomeJson.name, () => {
     });
   });
 
+  it.each(['Café ☕', 'emoji 😀', 'lone \ud800 half', 'tab\there', 'plain-id_1.2:3'])(
+    'writes %j back as it was',
+    (text) => {
+      const json = outcomeJson(
+        facts({ type: 'track', event: text, messageId: text }),
+        { kind: 'delivered', attempts: 1 },
+        undefined,
+        now,
+      );
+      expect(JSON.parse(json)).toMatchObject({ event: text, messageId: text });
+    },
+  );
+
   it('leaves an outcome whose time is out of range unreadable rather than wrong', () => {
     const json = outcomeJson(facts(), { kind: 'delivered', attempts: 1 }, undefined, 1e20);
     expect(parseDeliveryOutcome(json)).toBeUndefined();

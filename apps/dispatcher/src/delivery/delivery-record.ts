@@ -140,7 +140,13 @@ export interface TimedResult {
   readonly latencyMs: number;
 }
 
-const str = JSON.stringify;
+/** Text JSON takes as it is: no quote, backslash, control character or surrogate. */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** A string as JSON; ids and names are almost always plain, which skips JSON.stringify. */
+function str(text: string): string {
+  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+}
 
 /**
  * The ledger's view of a decision: an outcome's JSON (see `DeliveryOutcome`), written straight
