@@ -61,7 +61,10 @@ export interface DeliveryOutcome {
   readonly lastStatus?: number;
   /** Attempts made so far. */
   readonly attempts: number;
-  /** When the first attempt was made, ISO 8601 UTC; absent when none was. */
+  /**
+   * When the delivery's first attempt was made (or it was first taken, when none was), ISO
+   * 8601 UTC. On the wire it is left out where it is `at`; the parse functions fill it in.
+   */
   readonly firstAttemptAt?: string;
   /** When a retrying delivery's next attempt is due, ISO 8601 UTC. */
   readonly nextAttemptAt?: string;
@@ -129,6 +132,7 @@ function asOutcome(value: unknown): DeliveryOutcome | undefined {
   }
   const strings = ['messageId', 'sourceId', 'destinationId', 'type', 'at'] as const;
   if (strings.some((name) => typeof o[name] !== 'string')) return undefined;
+  o.firstAttemptAt ??= o.at;
   if (typeof o.result !== 'string' || !STATES.has(o.result)) return undefined;
   if (typeof o.attempts !== 'number') return undefined;
   const optionalStrings = [

@@ -467,7 +467,6 @@ describe(outcomeJson.name, () => {
       result: 'delivered',
       attempts: 1,
       lastStatus: 204,
-      firstAttemptAt: now,
       webhooks: [
         { webhookId: 'w-1', kind: 'success', status: 204, latencyMs: 3.1 },
         {
@@ -479,6 +478,7 @@ describe(outcomeJson.name, () => {
         },
       ],
     });
+    // A first try's first attempt is its `at`: left out, and filled in when read.
     expect(parseDeliveryOutcome(json)).toMatchObject({
       at: '2030-01-02T03:04:05.678Z',
       firstAttemptAt: '2030-01-02T03:04:05.678Z',

@@ -140,20 +140,20 @@ export interface TimedResult {
   readonly latencyMs: number;
 }
 
-/** Text JSON takes as it is: no quote, backslash, control character or surrogate. */
-const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+/** What JSON cannot take as it is: a quote, a backslash, a control character, a lone surrogate. */
+const NEEDS_ESCAPE = /["\\\p{Cc}\p{Cs}]/u;
 
 /** A string as JSON; ids and names are almost always plain, which skips JSON.stringify. */
 function str(text: string): string {
-  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /**
  * The ledger's view of a decision: an outcome's JSON (see `DeliveryOutcome`), written straight
  * from the facts. Building an object and stringifying it cost about four times as much, on a
- * path taken once per delivery. Times are epoch ms; `firstAttemptAt` is always set (when the
- * dispatcher first took the delivery) and the same on every outcome of a delivery: it places
- * the delivery's ledger row.
+ * path taken once per delivery. Times are epoch ms. `firstAttemptAt` (when the dispatcher
+ * first took the delivery) is the same on every outcome of a delivery and places its ledger
+ * row; it is left out where it is `at`, as on every first try's outcome.
  */
 export function outcomeJson(
   facts: DeliveryFacts,
@@ -172,26 +172,26 @@ export function outcomeJson(
       const status = answers?.find((a) => a.result.kind === 'success')?.result.status;
       json += `,"result":"delivered","attempts":${decision.attempts}`;
       if (status !== undefined) json += `,"lastStatus":${status}`;
-      json += `,"firstAttemptAt":${facts.firstAttemptAt ?? now}`;
+      json += firstAttempt(facts.firstAttemptAt, now);
       break;
     }
     case 'retry': {
       const { retry } = decision;
       json += `,"result":"retrying","reason":${str(retry.reason)},"attempts":${retry.attempt - 1}`;
       if (retry.lastStatus !== undefined) json += `,"lastStatus":${retry.lastStatus}`;
-      json += `,"firstAttemptAt":${retry.firstAttemptAt},"nextAttemptAt":${retry.dueAt}`;
+      json += `${firstAttempt(retry.firstAttemptAt, now)},"nextAttemptAt":${retry.dueAt}`;
       break;
     }
     case 'dead': {
       const { dead } = decision;
       json += `,"result":"dead","reason":${str(dead.reason)},"attempts":${dead.attempts}`;
       if (dead.lastStatus !== undefined) json += `,"lastStatus":${dead.lastStatus}`;
-      json += `,"firstAttemptAt":${dead.firstAttemptAt ?? now}`;
+      json += firstAttempt(dead.firstAttemptAt, now);
       break;
     }
     case 'discarded':
       json += `,"result":"discarded","reason":${str(decision.reason)},"attempts":${decision.attempts}`;
-      json += `,"firstAttemptAt":${facts.firstAttemptAt ?? now}`;
+      json += firstAttempt(facts.firstAttemptAt, now);
       break;
   }
   if (answers !== undefined) {
@@ -200,6 +200,11 @@ export function outcomeJson(
     json += `,"webhooks":[${webhooks}]`;
   }
   return json + '}';
+}
+
+/** The `firstAttemptAt` member, or nothing when it is `now` (the outcome's `at`). */
+function firstAttempt(at: number | undefined, now: number): string {
+  return at === undefined || at === now ? '' : `,"firstAttemptAt":${at}`;
 }
 
 /** One webhook's answer as a `WebhookAttempt`'s JSON. */

@@ -52,6 +52,36 @@ describe(OutcomeBatcher.name, () => {
     expect(ids([record])).toEqual(['m-0', 'm-1', 'm-2']);
   });
 
+  it('gathers the outcomes of its linger into one record; a full record goes at once', async () => {
+    jest.useFakeTimers();
+    try {
+      const producer = new FakeProducer();
+      const batcher = new OutcomeBatcher(producer, 50);
+      const first = batcher.add(outcome(0)).durable;
+      await jest.advanceTimersByTimeAsync(30);
+      const second = batcher.add(outcome(1)).durable;
+      await jest.advanceTimersByTimeAsync(19);
+      expect(producer.sends).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1);
+      await Promise.all([first, second]);
+      expect(producer.sends.map(ids)).toEqual([['m-0', 'm-1']]);
+
+      const many = Array.from({ length: MAX_OUTCOMES_PER_RECORD + 1 }, (_, i) =>
+        batcher.add(outcome(10 + i)),
+      );
+      await jest.advanceTimersByTimeAsync(0);
+      // The full record went without waiting for the linger, the one filling beside it.
+      expect(producer.sends).toHaveLength(2);
+      expect(producer.sends[1].map((r) => r.headers?.[HEADER.outcomeCount])).toEqual([
+        String(MAX_OUTCOMES_PER_RECORD),
+        '1',
+      ]);
+      await Promise.all(many.map((m) => m.durable));
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('bounds outcomes per record, bytes per record and records per produce', async () => {
     const producer = new FakeProducer();
     const batcher = new OutcomeBatcher(producer);

@@ -9,19 +9,27 @@ export const MAX_OUTCOMES_PER_RECORD = 500;
  */
 export const MAX_OUTCOME_RECORD_BYTES = 256 * 1024;
 export const MAX_OUTCOME_RECORDS_PER_SEND = 3;
+/**
+ * How long a record not yet full gathers outcomes before it is produced. Nothing waits on it
+ * but the deliveries' offset commits (their slots are free already), and every produce costs
+ * the dispatcher as much CPU whether its record holds ten outcomes or five hundred.
+ */
+export const OUTCOME_LINGER_MS = 50;
 
 /** The outcomes of one record to be, and the one wait all their deliveries share. */
 interface Batch {
   readonly parts: string[];
   bytes: number;
+  /** When its first outcome came (performance.now() ms). */
+  readonly startedAt: number;
   readonly sent: DurableLater;
   resolve(): void;
   reject(error: unknown): void;
 }
 
 /**
- * Gathers the ledger's outcomes into few records: everything added while a produce is on its
- * way goes into the next one, as JSON arrays. A record per outcome cost about as much CPU as
+ * Gathers the ledger's outcomes into few records: everything added within a linger, or while a
+ * produce is on its way, goes into the next one, as JSON arrays. A record per outcome cost about as much CPU as
  * the delivery itself (kafkajs's per-message send path); a record per batch costs a fraction
  * of that. `add` answers the wait for Kafka's acknowledgement of the outcome's record (one
  * per record, shared by its outcomes), so the delivery's offset is committed only after that;
@@ -32,8 +40,13 @@ export class OutcomeBatcher {
   private readonly full: Batch[] = [];
   private filling: Batch | undefined;
   private producing = false;
+  /** Ends the drain's linger early: a record filled up meanwhile. */
+  private wake: (() => void) | undefined;
 
-  constructor(private readonly producer: Pick<BatchProducer, 'send'>) {}
+  constructor(
+    private readonly producer: Pick<BatchProducer, 'send'>,
+    private readonly lingerMs = OUTCOME_LINGER_MS,
+  ) {}
 
   /** Adds one outcome's JSON (see `outcomeJson`). */
   add(json: string): DurableLater {
@@ -43,21 +56,28 @@ export class OutcomeBatcher {
       batch.parts.length >= MAX_OUTCOMES_PER_RECORD ||
       batch.bytes + json.length + 1 > MAX_OUTCOME_RECORD_BYTES
     ) {
-      if (batch !== undefined) this.full.push(batch);
+      if (batch !== undefined) {
+        this.full.push(batch);
+        this.wake?.();
+      }
       batch = this.filling = newBatch();
     }
     batch.parts.push(json);
     batch.bytes += json.length + 1;
     if (!this.producing) {
       this.producing = true;
-      // The rest of this tick's outcomes join the first record.
-      setImmediate(() => void this.drain());
+      void this.drain();
     }
     return batch.sent;
   }
 
   private async drain(): Promise<void> {
     for (;;) {
+      // Full records go at once; the one filling gets the rest of its linger (at least the
+      // rest of this tick) first.
+      if (this.full.length === 0 && this.filling !== undefined) {
+        await this.linger(this.filling.startedAt + this.lingerMs - performance.now());
+      }
       const batches = this.full.splice(0, MAX_OUTCOME_RECORDS_PER_SEND);
       if (batches.length < MAX_OUTCOME_RECORDS_PER_SEND && this.filling !== undefined) {
         batches.push(this.filling);
@@ -73,6 +93,20 @@ export class OutcomeBatcher {
     }
     this.producing = false;
   }
+
+  /** Waits `ms` (at least the rest of this tick), or until a record fills up. */
+  private linger(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms >= 1 ? setTimeout(() => this.wake?.(), ms) : undefined;
+      const immediate = timer === undefined ? setImmediate(() => this.wake?.()) : undefined;
+      this.wake = () => {
+        clearTimeout(timer);
+        clearImmediate(immediate);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
 }
 
 function newBatch(): Batch {
@@ -84,7 +118,14 @@ function newBatch(): Batch {
   });
   // A DurableLater handles a rejection once: a delivery may stop waiting on it (its own
   // produce failed first).
-  return { parts: [], bytes: 2, sent: new DurableLater(sent), resolve, reject };
+  return {
+    parts: [],
+    bytes: 2,
+    startedAt: performance.now(),
+    sent: new DurableLater(sent),
+    resolve,
+    reject,
+  };
 }
 
 /** One record of several outcomes; no key, so the records spread over the partitions. */
