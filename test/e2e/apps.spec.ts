@@ -10,7 +10,13 @@ import { loadRouterConfig } from '../../apps/router/src/config';
 import { startRouter } from '../../apps/router/src/main';
 import { ConfigError } from '@app/config';
 
-import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY, uniquePrefix } from '../helpers/services';
+import {
+  eventually,
+  serviceEnv,
+  TEST_ADMIN_TOKEN,
+  TEST_SECRETS_KEY,
+  uniquePrefix,
+} from '../helpers/services';
 import { createMigratedTestDatabase, type TestDatabase } from '../helpers/test-database';
 
 const APPS = {
@@ -70,13 +76,18 @@ describe('every app boots against the real broker and database', () => {
   });
 
   it.each(Object.keys(APPS) as AppName[])(
-    '%s is ready: Kafka and PostgreSQL answered',
+    '%s is ready: Kafka, PostgreSQL, its settings and its consumers answered',
     async (name) => {
-      const res = await fetch(`${await started.get(name)!.getUrl()}/health/ready`);
-      expect(res.status).toBe(200);
-      await expect(res.json()).resolves.toEqual({
+      const url = `${await started.get(name)!.getUrl()}/health/ready`;
+      // Consumers join their groups in the background, after the app answers HTTP.
+      const body = await eventually(async () => {
+        const res = await fetch(url);
+        const json = (await res.json()) as { status: string };
+        return res.status === 200 && json.status === 'ok' ? json : undefined;
+      });
+      expect(body).toEqual({
         status: 'ok',
-        checks: { kafka: 'up', postgres: 'up' },
+        checks: { kafka: 'up', settings: 'up', postgres: 'up', consumers: 'up' },
       });
     },
   );

@@ -55,7 +55,7 @@ describe('the delivery ledger writer', () => {
   ): Promise<{ state: string; attempts: number; history: unknown[] }> {
     const [found]: { state: string; attempts: number; history: unknown[] }[] =
       await dataSource.query(
-        `SELECT "state", "attempts", "history", "dead_offset" FROM "delivery_ledger" WHERE "id" = $1`,
+        `SELECT "state", "attempts", "history", "dead_offset", "reason", "last_status" FROM "delivery_ledger" WHERE "id" = $1`,
         [id],
       );
     return found;
@@ -105,6 +105,15 @@ describe('the delivery ledger writer', () => {
       partition: 2,
       offset: '41',
       updatedAt: new Date(NOW),
+      reason: 'http_4xx',
+      lastStatus: 410,
+    });
+    // Until its outcome comes, the placeholder says why it died.
+    await expect(ledger(id)).resolves.toMatchObject({
+      state: 'dead',
+      attempts: -1,
+      reason: 'http_4xx',
+      last_status: 410,
     });
     await writer.add(row(id, 3, NOW, 'dead'));
     await expect(ledger(id)).resolves.toMatchObject({

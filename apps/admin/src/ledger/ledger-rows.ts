@@ -47,6 +47,9 @@ export interface LedgerRow extends LedgerDelivery {
 export interface DeadPointer extends LedgerDelivery {
   readonly partition: number;
   readonly offset: string;
+  /** Why it died and its last status, from the dead letter's headers. */
+  readonly reason: string | null;
+  readonly lastStatus: number | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -98,6 +101,7 @@ export function deadPointer(record: IncomingRecord): DeadPointer | undefined {
   if (!destinationId || messageId === undefined) return undefined;
   const lastAttemptAt = Number(headerText(record, HEADER.lastAttemptAt));
   const firstAttemptAt = Number(headerText(record, HEADER.firstAttemptAt));
+  const lastStatus = Number(headerText(record, HEADER.lastStatus) ?? NaN);
   const updatedAt =
     Number.isFinite(lastAttemptAt) && lastAttemptAt > 0 ? lastAttemptAt : record.timestamp;
   return {
@@ -112,6 +116,8 @@ export function deadPointer(record: IncomingRecord): DeadPointer | undefined {
     partition: record.partition,
     offset: record.offset,
     updatedAt: new Date(updatedAt),
+    reason: headerText(record, HEADER.reason) ?? null,
+    lastStatus: Number.isInteger(lastStatus) ? lastStatus : null,
   };
 }
 

@@ -48,17 +48,19 @@ const UPSERT_ROWS = `
 /**
  * Records where dead letters sit. A pointer may come before its delivery's outcome (another
  * topic): it then makes a placeholder row (attempts -1) that any outcome overwrites, keeping
- * the pointer.
+ * the pointer. The placeholder already says why and with which status, from the dead
+ * letter's headers.
  */
 const UPSERT_POINTERS = `
   INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
-    "message_id", "call_type", "state", "attempts", "updated_at", "dead_partition", "dead_offset")
+    "message_id", "call_type", "state", "attempts", "updated_at", "dead_partition", "dead_offset",
+    "reason", "last_status")
   SELECT "id", "first_attempt_at", "source_id", "destination_id", "message_id", "call_type",
-    'dead', -1, "updated_at", "dead_partition", "dead_offset"
+    'dead', -1, "updated_at", "dead_partition", "dead_offset", "reason", "last_status"
   FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::timestamptz[], $8::int[], $9::bigint[])
+    $7::timestamptz[], $8::int[], $9::bigint[], $10::text[], $11::int[])
     AS p("id", "first_attempt_at", "source_id", "destination_id", "message_id", "call_type",
-      "updated_at", "dead_partition", "dead_offset")
+      "updated_at", "dead_partition", "dead_offset", "reason", "last_status")
   ON CONFLICT ("id", "first_attempt_at") DO UPDATE SET
     "dead_partition" = EXCLUDED."dead_partition",
     "dead_offset" = EXCLUDED."dead_offset"`;
@@ -215,5 +217,7 @@ function pointerColumns(pointers: readonly DeadPointer[]): unknown[] {
     column((p) => p.updatedAt.toISOString()),
     column((p) => p.partition),
     column((p) => p.offset),
+    column((p) => p.reason),
+    column((p) => p.lastStatus),
   ];
 }
