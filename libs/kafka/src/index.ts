@@ -9,6 +9,7 @@ export * from './kafka.transport';
 export * from './partition-pipeline';
 export * from './range-reader';
 export * from './rebalance-watch';
+export * from './own-group-read';
 export * from './record-reader';
 export * from './records';
 export * from './semaphore';

@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto';
-
-import { Logger } from '@nestjs/common';
 import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
+import { OwnGroupRead, readInOwnGroup } from './own-group-read';
 import { IncomingRecord, incomingRecord } from './records';
-import { RecordReadTimeoutError } from './record-reader';
 
 /** The records of one partition to read: from `sinceMs` (record time) on, before `toOffset`. */
 export interface PartitionRange {
@@ -32,10 +29,9 @@ interface Span {
   readonly to: bigint;
 }
 
-/** One read: the topic's name on the cluster, its throwaway group, what it wants. */
+/** One read: the topic's name on the cluster and what it wants. */
 interface RangePlan {
   readonly name: string;
-  readonly groupId: string;
   readonly spans: Map<number, Span>;
   /** Partitions with nothing wanted, paused from the start. */
   readonly idle: readonly number[];
@@ -48,7 +44,6 @@ interface RangePlan {
  * so one group join however many partitions a read covers.
  */
 export class RangeReader {
-  private readonly logger = new Logger(RangeReader.name);
   private readonly options: RangeReaderOptions;
 
   constructor(
@@ -76,47 +71,22 @@ export class RangeReader {
     try {
       const { spans, idle } = await startingSpans(admin, name, sinceMs, ranges);
       if (spans.size === 0) return 0;
-      const groupId = this.connection.topic(`sluice-range-${randomBytes(8).toString('hex')}`);
-      try {
-        return await this.consume({ name, groupId, spans, idle }, (records) =>
-          onRecords(records.map((m) => incomingRecord(topic, m.partition, m.message))),
-        );
-      } finally {
-        await admin.deleteGroups([groupId]).catch((error: unknown) => {
-          this.logger.warn(`could not delete the reader group ${groupId}: ${String(error)}`);
-        });
-      }
+      return await readInOwnGroup(
+        this.connection,
+        admin,
+        name,
+        'range',
+        this.options,
+        (consumer) =>
+          new RangeProgress(
+            { name, spans, idle },
+            (records) =>
+              onRecords(records.map((m) => incomingRecord(topic, m.partition, m.message))),
+            consumer,
+          ),
+      );
     } finally {
       await admin.disconnect();
-    }
-  }
-
-  private async consume(plan: RangePlan, onMessages: OnMessages): Promise<number> {
-    const consumer = this.connection.client().consumer({
-      groupId: plan.groupId,
-      maxWaitTimeInMs: this.options.maxWaitTimeMs,
-      allowAutoTopicCreation: false,
-      retry: { restartOnFailure: () => Promise.resolve(false) },
-    });
-    const read = new RangeProgress(plan, onMessages, consumer);
-    consumer.on(consumer.events.CRASH, ({ payload }) => read.settle(payload.error));
-    const timer = setTimeout(
-      () => read.settle(new RecordReadTimeoutError(this.options.timeoutMs)),
-      this.options.timeoutMs,
-    );
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic: plan.name, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: (payload) => read.onBatch(payload).catch((error: unknown) => read.settle(error)),
-      });
-      read.start();
-      await read.finished;
-      return read.found;
-    } finally {
-      clearTimeout(timer);
-      await consumer.disconnect();
     }
   }
 }
@@ -147,7 +117,7 @@ type OnMessages = (
 ) => void;
 
 /** One read in progress: hands over each batch's records in range, settles once all are read. */
-class RangeProgress {
+class RangeProgress implements OwnGroupRead {
   found = 0;
   readonly finished: Promise<void>;
   private settled = false;

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-
-import { Logger } from '@nestjs/common';
-import type { Admin, Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
+import { OwnGroupRead, readInOwnGroup } from './own-group-read';
 import { IncomingRecord, incomingRecord } from './records';
 
 /** Where a record is on its topic. */
@@ -29,20 +27,9 @@ export interface RecordReadSummary {
   readonly missing: RecordPosition[];
 }
 
-/** A read that did not finish within its time. */
-export class RecordReadTimeoutError extends Error {
-  readonly code = 'RECORD_READ_TIMEOUT';
-
-  constructor(timeoutMs: number) {
-    super(`the records were not read within ${timeoutMs} ms`);
-    this.name = 'RecordReadTimeoutError';
-  }
-}
-
-/** One read: the topic's name on the cluster, its throwaway group, what it wants. */
+/** One read: the topic's name on the cluster and what it wants. */
 interface ReadPlan {
   readonly name: string;
-  readonly groupId: string;
   readonly wants: Map<number, PartitionWants>;
   /** Partitions with nothing wanted, paused from the start. */
   readonly idle: readonly number[];
@@ -118,7 +105,6 @@ export class PartitionWants {
  * group join per read however many positions it has.
  */
 export class RecordReader {
-  private readonly logger = new Logger(RecordReader.name);
   private readonly options: RecordReaderOptions;
 
   constructor(
@@ -147,58 +133,25 @@ export class RecordReader {
       const ends = await admin.fetchTopicOffsets(name);
       const wants = partitionWants(ends, positions, missing);
       if (wants.size === 0) return { found: 0, missing };
-      const groupId = this.connection.topic(`sluice-reader-${randomBytes(8).toString('hex')}`);
       const idle = ends.map((e) => e.partition).filter((partition) => !wants.has(partition));
-      try {
-        const found = await this.consume({ name, groupId, wants, idle, missing }, (records) =>
-          onRecords(records.map((m) => incomingRecord(topic, m.partition, m.message))),
-        );
-        return { found, missing };
-      } finally {
-        await this.deleteGroup(admin, groupId);
-      }
+      const plan = { name, wants, idle, missing };
+      const found = await readInOwnGroup(
+        this.connection,
+        admin,
+        name,
+        'reader',
+        this.options,
+        (consumer) =>
+          new ReadProgress(
+            plan,
+            (records) =>
+              onRecords(records.map((m) => incomingRecord(topic, m.partition, m.message))),
+            consumer,
+          ),
+      );
+      return { found, missing };
     } finally {
       await admin.disconnect();
-    }
-  }
-
-  /** Consumes until every wanted offset is found or passed; returns how many were found. */
-  private async consume(plan: ReadPlan, onRecords: OnMessages): Promise<number> {
-    const consumer = this.connection.client().consumer({
-      groupId: plan.groupId,
-      maxWaitTimeInMs: this.options.maxWaitTimeMs,
-      allowAutoTopicCreation: false,
-      retry: { restartOnFailure: () => Promise.resolve(false) },
-    });
-    const read = new ReadProgress(plan, onRecords, consumer);
-    consumer.on(consumer.events.CRASH, ({ payload }) => read.settle(payload.error));
-    const timer = setTimeout(
-      () => read.settle(new RecordReadTimeoutError(this.options.timeoutMs)),
-      this.options.timeoutMs,
-    );
-    try {
-      await consumer.connect();
-      await consumer.subscribe({ topic: plan.name, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        // A callback's failure ends the read; kafkajs must not retry the batch.
-        eachBatch: (payload) => read.onBatch(payload).catch((error: unknown) => read.settle(error)),
-      });
-      read.start();
-      await read.finished;
-      return read.found;
-    } finally {
-      clearTimeout(timer);
-      await consumer.disconnect();
-    }
-  }
-
-  /** Deletes a reader's group; a failure leaves an empty group the broker expires. */
-  private async deleteGroup(admin: Admin, groupId: string): Promise<void> {
-    try {
-      await admin.deleteGroups([groupId]);
-    } catch (error) {
-      this.logger.warn(`could not delete the reader group ${groupId}: ${String(error)}`);
     }
   }
 }
@@ -232,7 +185,7 @@ function partitionWants(
 type OnMessages = (records: { partition: number; message: KafkaMessage }[]) => Promise<void>;
 
 /** One read in progress: hands over the wanted records of each batch, settles once done. */
-class ReadProgress {
+class ReadProgress implements OwnGroupRead {
   found = 0;
   readonly finished: Promise<void>;
   private settled = false;
