@@ -5,17 +5,41 @@ import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
 
 import { KafkaConnection } from './kafka.connection';
 
-/** A one-off read in progress on a consumer of its own: fed each batch, settled once done. */
-export interface OwnGroupRead {
+/**
+ * A one-off read in progress on a consumer of its own: fed each batch, it settles once done.
+ * Subclasses seek (`start`) and take the batches (`onBatch`), counting in `found`.
+ */
+export abstract class OwnGroupRead {
   /** Records handed over so far. */
-  readonly found: number;
+  found = 0;
   /** Resolves once the read is done; rejects with what ended it otherwise. */
   readonly finished: Promise<void>;
+  protected settled = false;
+  private resolve!: () => void;
+  private reject!: (error: Error) => void;
+
+  constructor() {
+    this.finished = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
   /** Once the consumer runs: seeks the wanted partitions, pauses the others. */
-  start(): void;
-  /** Ends the read, failed when given an error; later calls do nothing. */
-  settle(error?: unknown): void;
-  onBatch(payload: EachBatchPayload): Promise<void>;
+  abstract start(): void;
+
+  abstract onBatch(payload: EachBatchPayload): Promise<void>;
+
+  /** Ends the read: done without `error`, failed with it. Only the first call counts. */
+  settle(error?: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (error === undefined) this.resolve();
+    else
+      this.reject(
+        error instanceof Error ? error : new Error(`the read failed: ${JSON.stringify(error)}`),
+      );
+  }
 }
 
 /** How long a one-off read may take, and how long a fetch waits for records. */

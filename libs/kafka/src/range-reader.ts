@@ -117,22 +117,13 @@ type OnMessages = (
 ) => void;
 
 /** One read in progress: hands over each batch's records in range, settles once all are read. */
-class RangeProgress implements OwnGroupRead {
-  found = 0;
-  readonly finished: Promise<void>;
-  private settled = false;
-  private resolve!: () => void;
-  private reject!: (error: Error) => void;
-
+class RangeProgress extends OwnGroupRead {
   constructor(
     private readonly plan: RangePlan,
     private readonly onMessages: OnMessages,
     private readonly consumer: Consumer,
   ) {
-    this.finished = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+    super();
   }
 
   /** Seeks each wanted partition to its first offset; pauses the others. */
@@ -142,16 +133,6 @@ class RangeProgress implements OwnGroupRead {
     for (const [partition, span] of spans) {
       this.consumer.seek({ topic: name, partition, offset: span.next.toString() });
     }
-  }
-
-  settle(error?: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    if (error === undefined) this.resolve();
-    else
-      this.reject(
-        error instanceof Error ? error : new Error(`the read failed: ${JSON.stringify(error)}`),
-      );
   }
 
   async onBatch(payload: EachBatchPayload): Promise<void> {

@@ -185,22 +185,13 @@ function partitionWants(
 type OnMessages = (records: { partition: number; message: KafkaMessage }[]) => Promise<void>;
 
 /** One read in progress: hands over the wanted records of each batch, settles once done. */
-class ReadProgress implements OwnGroupRead {
-  found = 0;
-  readonly finished: Promise<void>;
-  private settled = false;
-  private resolve!: () => void;
-  private reject!: (error: Error) => void;
-
+class ReadProgress extends OwnGroupRead {
   constructor(
     private readonly plan: ReadPlan,
     private readonly onRecords: OnMessages,
     private readonly consumer: Consumer,
   ) {
-    this.finished = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+    super();
   }
 
   /** Seeks each wanted partition to its first wanted offset and pauses the others. */
@@ -210,17 +201,6 @@ class ReadProgress implements OwnGroupRead {
     for (const [partition, want] of wants) {
       this.consumer.seek({ topic: name, partition, offset: want.next!.toString() });
     }
-  }
-
-  /** Ends the read: done without `error`, failed with it. Only the first call counts. */
-  settle(error?: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    if (error === undefined) this.resolve();
-    else
-      this.reject(
-        error instanceof Error ? error : new Error(`the read failed: ${JSON.stringify(error)}`),
-      );
   }
 
   async onBatch(payload: EachBatchPayload): Promise<void> {
