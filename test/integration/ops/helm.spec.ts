@@ -487,8 +487,9 @@ describe('Helm chart docker/helm/sluice', () => {
         const vars = env(deployment(manifests, app));
         expect(vars).toMatchObject({
           KAFKA_SSL: 'true',
+          KAFKA_SSL_CA_FILE: '/etc/sluice/kafka-tls/ca.crt',
           KAFKA_SASL_MECHANISM: 'scram-sha-512',
-          KAFKA_SASL_PASSWORD_FILE: '/etc/sluice/kafka/password',
+          KAFKA_SASL_PASSWORD: { secretKeyRef: { name: 'kafka-sasl', key: 'KAFKA_SASL_PASSWORD' } },
         });
         const known = variablesOf(app);
         expect(Object.keys(vars).filter((name) => !known.has(name))).toEqual([]);
@@ -501,6 +502,8 @@ describe('Helm chart docker/helm/sluice', () => {
       expect(doc).toContain('svc/sluice-admin 8081:8081');
       expect(doc).toContain('svc/sluice-ingest 8080:8080');
       expect(doc).toContain('kubectl create secret generic sluice \\');
+      expect(doc).toContain('kubectl create secret generic kafka-tls ');
+      expect(doc).toContain('kubectl create secret generic kafka-sasl \\');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
