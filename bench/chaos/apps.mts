@@ -60,6 +60,11 @@ export class Apps {
     return `http://127.0.0.1:${this.ports.get(app)}`;
   }
 
+  /** The process id of an app's current run; undefined when it never started. */
+  pid(app: AppName): number | undefined {
+    return this.running.get(app)?.pid;
+  }
+
   /** Applies the migrations (admin's migrate.js), as a deployment's job would. */
   migrate(): void {
     execFileSync(process.execPath, [join(this.buildDir, 'apps/admin/src/migrate.js')], {
