@@ -28,10 +28,10 @@ interface Batch {
 }
 
 /**
- * Gathers the ledger's outcomes into few records: everything added within a linger, or while a
- * produce is on its way, goes into the next one, as JSON arrays. A record per outcome cost about as much CPU as
- * the delivery itself (kafkajs's per-message send path); a record per batch costs a fraction
- * of that. `add` answers the wait for Kafka's acknowledgement of the outcome's record (one
+ * Gathers the ledger's outcomes into few records: everything added within a linger, or while
+ * a produce is on its way, goes into the next one, as JSON arrays. A record per outcome cost
+ * about as much CPU as the delivery itself (kafkajs's per-message send path); a record per
+ * batch costs a fraction of that. `add` answers the wait for Kafka's acknowledgement of the outcome's record (one
  * per record, shared by its outcomes), so the delivery's offset is committed only after that;
  * a refused produce fails every outcome of it.
  */
