@@ -5,22 +5,18 @@
  * open-loop phases run at shares of it. Per phase: rates, CPU per delivered call for each app
  * and the broker (from /proc), and the latency from a request's send to the webhook's arrival.
  */
-import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-import { Apps, APPS, buildApps } from './chaos/apps.mts';
-import { ChaosBroker, ChaosPostgres } from './chaos/services.mts';
-import { Receiver, sleep } from './chaos/traffic.mts';
+import { type Apps, APPS } from './chaos/apps.mts';
+import { kafkaLibs, Stand } from './chaos/stand.mts';
+import { sleep } from './chaos/traffic.mts';
 import { envReader, progress } from './common.mts';
 import { TrackSender } from './pipeline-traffic.mts';
-import { cpuSeconds, machineBusySeconds, Supervisor } from './processes.mts';
+import { cpuSeconds, machineBusySeconds } from './processes.mts';
 import { count, fixed, table } from './report.mts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const ADMIN_TOKEN = `bench-${randomBytes(16).toString('hex')}`;
 /** Share of each phase left out of the measurements as warm-up. */
 const WARMUP_SHARE = 0.2;
 /** Longest wait, after a phase's sending stops, for its acknowledged calls to arrive. */
@@ -43,7 +39,7 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     seconds: number('BENCH_PIPELINE_SECONDS', 20, 2, 3_600),
     inFlight: number('BENCH_PIPELINE_IN_FLIGHT', 64, 1, 4_096),
     partitions: number('KAFKA_TOPIC_PARTITIONS', 3, 1, 100),
-    kafkaLibs: env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+    kafkaLibs: kafkaLibs(env),
   };
 }
 
@@ -66,26 +62,27 @@ interface PhaseResult {
 }
 
 class PipelineBench {
-  private readonly supervisor = new Supervisor();
-  private readonly broker: ChaosBroker;
-  private readonly postgres = new ChaosPostgres();
-  private readonly secret = randomBytes(24).toString('hex');
-  private readonly receiver = new Receiver(this.secret);
-  private readonly prefix = `bench.pipeline.${Date.now()}.`;
-  private readonly encryptionKey = randomBytes(32).toString('base64');
   private readonly s: Settings;
-  private buildDir?: string;
-  private apps?: Apps;
+  private readonly stand: Stand;
 
   constructor(s: Settings) {
     this.s = s;
-    this.broker = new ChaosBroker(ROOT, s.kafkaLibs);
+    this.stand = new Stand('pipeline', s.kafkaLibs, {
+      KAFKA_TOPIC_PARTITIONS: String(s.partitions),
+    });
+  }
+
+  private get receiver() {
+    return this.stand.receiver;
+  }
+
+  private get apps() {
+    return this.stand.apps;
   }
 
   async run(): Promise<PhaseResult[]> {
-    const apps = await this.setUp();
-    const writeKey = await this.source(apps);
-    await this.firstDelivery(apps, writeKey);
+    const writeKey = await this.stand.setUp();
+    await this.firstDelivery(this.apps, writeKey);
     const results: PhaseResult[] = [];
     progress(`closed loop, ${this.s.inFlight} in flight, ${this.s.seconds} s`);
     const max = await this.phase(`max (closed, ${this.s.inFlight} in flight)`, writeKey, (sender) =>
@@ -107,67 +104,12 @@ class PipelineBench {
     return results;
   }
 
-  async tearDown(): Promise<void> {
-    await this.supervisor.stopAll();
-    await this.receiver.stop();
-    await this.broker.destroy();
-    await this.postgres.destroy();
-    if (this.buildDir) rmSync(this.buildDir, { recursive: true, force: true });
+  tearDown(): Promise<void> {
+    return this.stand.tearDown();
   }
 
   killNow(): void {
-    this.supervisor.killAllNow();
-  }
-
-  private async setUp(): Promise<Apps> {
-    progress('building the apps');
-    this.buildDir = buildApps(ROOT);
-    progress('starting a broker and a PostgreSQL cluster of the bench');
-    await Promise.all([this.broker.start(), this.postgres.create(), this.receiver.start()]);
-    const apps = new Apps(this.buildDir, this.supervisor, () => this.appEnv());
-    apps.migrate();
-    progress('starting ingest, router, dispatcher and admin');
-    for (const app of APPS) await apps.start(app);
-    this.apps = apps;
-    return apps;
-  }
-
-  private appEnv(): Record<string, string> {
-    return {
-      KAFKA_BROKERS: this.broker.brokers,
-      DATABASE_URL: this.postgres.url,
-      KAFKA_TOPIC_PREFIX: this.prefix,
-      KAFKA_TOPIC_PARTITIONS: String(this.s.partitions),
-      HTTP_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKENS: ADMIN_TOKEN,
-      SECRETS_ENCRYPTION_KEY: this.encryptionKey,
-      DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
-    };
-  }
-
-  /** A source with an enabled, signed webhook destination pointing at the receiver. */
-  private async source(apps: Apps): Promise<string> {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${apps.url('admin')}/admin/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${ADMIN_TOKEN}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-      return text ? (JSON.parse(text) as Record<string, string>) : {};
-    };
-    const source = await api('POST', '/sources', { name: 'pipeline-bench' });
-    const path = `/sources/${source.id}/destination`;
-    await api('POST', path, { name: 'sink' });
-    await api('PUT', `${path}/shared-secret`, { sharedSecret: this.secret });
-    await api('POST', `${path}/webhooks`, { url: this.receiver.url });
-    await api('POST', `${path}/enable`);
-    return source.writeKey;
+    this.stand.killNow();
   }
 
   /** Sends a call a second until one arrives: every app is up and the settings reached them. */
@@ -191,7 +133,7 @@ class PipelineBench {
     start: (sender: TrackSender) => void,
     targetPerSecond?: number,
   ): Promise<PhaseResult> {
-    const sender = new TrackSender(this.apps!.url('ingest'), writeKey);
+    const sender = new TrackSender(this.apps.url('ingest'), writeKey);
     const t0 = Date.now();
     start(sender);
     await sleep(this.s.seconds * 1_000 * WARMUP_SHARE);
@@ -241,14 +183,14 @@ class PipelineBench {
   /** CPU seconds so far of each app's process and the broker's. */
   private cpu(): Partial<Record<Measured, number>> {
     const out: Partial<Record<Measured, number>> = {};
-    for (const app of APPS) out[app] = cpuSeconds(this.apps!.pid(app));
+    for (const app of APPS) out[app] = cpuSeconds(this.apps.pid(app));
     out.broker = cpuSeconds(this.brokerPid());
     return out;
   }
 
   private brokerPid(): number | undefined {
     try {
-      return Number(readFileSync(join(this.broker.dir, 'kafka', 'kafka.pid'), 'utf8').trim());
+      return Number(readFileSync(join(this.stand.broker.dir, 'kafka', 'kafka.pid'), 'utf8').trim());
     } catch {
       return undefined;
     }

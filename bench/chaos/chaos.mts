@@ -9,20 +9,14 @@
  * CHAOS_RATE calls/s (100), CHAOS_BROKER_DOWN_SECONDS (20), CHAOS_POSTGRES_DOWN_SECONDS (30),
  * CHAOS_RECEIVER_DOWN_SECONDS (20), CHAOS_JSON (a file to write the results to), CHAOS_LOG_DIR (a folder for each app's log).
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { writeFileSync } from 'node:fs';
 
 import { progress } from '../common.mts';
-import { Supervisor } from '../processes.mts';
-import { type AppName, Apps, APPS, buildApps, ReadinessWatch } from './apps.mts';
+import { type AppName, Apps, APPS, ReadinessWatch } from './apps.mts';
 import { type ChaosReport, type PhaseTimes, results, resultsTable } from './results.mts';
-import { ChaosBroker, ChaosPostgres } from './services.mts';
-import { Receiver, Sender, sleep } from './traffic.mts';
+import { kafkaLibs, Stand } from './stand.mts';
+import { Sender, sleep } from './traffic.mts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ADMIN_TOKEN = `chaos-${randomBytes(16).toString('hex')}`;
 /** Steady traffic before each fault. */
 const LEAD_MS = 5_000;
 /** Steady traffic after deliveries flow again, before the next fault. */
@@ -60,29 +54,31 @@ function settings(env: NodeJS.ProcessEnv): Settings {
     postgresDownMs: seconds('CHAOS_POSTGRES_DOWN_SECONDS', 30),
     receiverDownMs: seconds('CHAOS_RECEIVER_DOWN_SECONDS', 20),
     jsonFile: env.CHAOS_JSON,
-    kafkaLibs: env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+    kafkaLibs: kafkaLibs(env),
   };
 }
 
 class ChaosSuite {
-  private readonly supervisor = new Supervisor();
-  private readonly broker: ChaosBroker;
-  private readonly postgres = new ChaosPostgres();
-  private readonly secret = randomBytes(24).toString('hex');
-  private readonly receiver = new Receiver(this.secret);
-  private readonly prefix = `chaos.${Date.now()}.`;
   private readonly s: Settings;
-  private buildDir?: string;
+  private readonly stand: Stand;
 
   constructor(s: Settings) {
     this.s = s;
-    this.broker = new ChaosBroker(ROOT, s.kafkaLibs);
+    this.stand = new Stand('chaos', s.kafkaLibs, {
+      KAFKA_TOPIC_PARTITIONS: '3',
+      // Short tiers, so a receiver back after 20 s gets its retries within seconds.
+      DISPATCHER_RETRY_DELAYS: '2s,5s,10s',
+    });
+  }
+
+  private get receiver() {
+    return this.stand.receiver;
   }
 
   async run(): Promise<ChaosReport> {
     const started = Date.now();
-    const apps = await this.setUp();
-    const writeKey = await this.source(apps);
+    const writeKey = await this.stand.setUp();
+    const apps = this.stand.apps;
     const sender = new Sender(() => apps.url('ingest'), writeKey, this.s.rate);
     await this.firstDelivery(sender);
     const phases: PhaseTimes[] = [];
@@ -103,68 +99,12 @@ class ChaosSuite {
     return results(phases, sender, this.receiver);
   }
 
-  async tearDown(): Promise<void> {
-    await this.supervisor.stopAll();
-    await this.receiver.stop();
-    await this.broker.destroy();
-    await this.postgres.destroy();
-    if (this.buildDir) rmSync(this.buildDir, { recursive: true, force: true });
+  tearDown(): Promise<void> {
+    return this.stand.tearDown();
   }
 
   killNow(): void {
-    this.supervisor.killAllNow();
-  }
-
-  private async setUp(): Promise<Apps> {
-    progress('building the apps');
-    this.buildDir = buildApps(ROOT);
-    progress('starting a broker and a PostgreSQL cluster of the suite');
-    await Promise.all([this.broker.start(), this.postgres.create(), this.receiver.start()]);
-    const apps = new Apps(this.buildDir, this.supervisor, () => this.appEnv());
-    apps.migrate();
-    progress('starting ingest, router, dispatcher and admin');
-    for (const app of APPS) await apps.start(app);
-    return apps;
-  }
-
-  private appEnv(): Record<string, string> {
-    return {
-      KAFKA_BROKERS: this.broker.brokers,
-      DATABASE_URL: this.postgres.url,
-      KAFKA_TOPIC_PREFIX: this.prefix,
-      KAFKA_TOPIC_PARTITIONS: '3',
-      HTTP_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKENS: ADMIN_TOKEN,
-      SECRETS_ENCRYPTION_KEY: randomKey,
-      DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
-      // Short tiers, so a receiver back after 20 s gets its retries within seconds.
-      DISPATCHER_RETRY_DELAYS: '2s,5s,10s',
-    };
-  }
-
-  /** A source with an enabled, signed webhook destination pointing at the receiver. */
-  private async source(apps: Apps): Promise<string> {
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${apps.url('admin')}/admin/v1${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${ADMIN_TOKEN}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-      return text ? (JSON.parse(text) as Record<string, string>) : {};
-    };
-    const source = await api('POST', '/sources', { name: 'chaos' });
-    const path = `/sources/${source.id}/destination`;
-    await api('POST', path, { name: 'receiver' });
-    await api('PUT', `${path}/shared-secret`, { sharedSecret: this.secret });
-    await api('POST', `${path}/webhooks`, { url: this.receiver.url });
-    await api('POST', `${path}/enable`);
-    return source.writeKey;
+    this.stand.killNow();
   }
 
   /** Sends calls until one arrives: every app is up and the settings reached them. */
@@ -205,8 +145,8 @@ class ChaosSuite {
     });
     const all: Fault[] = [
       ...APPS.flatMap((app) => [restart(app, 'SIGKILL'), restart(app, 'SIGTERM')]),
-      outage('broker', 'broker', this.s.brokerDownMs, this.broker),
-      outage('postgres', 'PostgreSQL', this.s.postgresDownMs, this.postgres),
+      outage('broker', 'broker', this.s.brokerDownMs, this.stand.broker),
+      outage('postgres', 'PostgreSQL', this.s.postgresDownMs, this.stand.postgres),
       outage('receiver', 'receiver', this.s.receiverDownMs, this.receiver),
     ];
     const wanted =
@@ -273,8 +213,6 @@ class ChaosSuite {
     ).catch(() => undefined);
   }
 }
-
-const randomKey = randomBytes(32).toString('base64');
 
 async function until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
