@@ -45,23 +45,13 @@ export class AdminHarness {
   }
 
   /** Calls the admin API with the test token (or `token`; null sends none). */
-  async call(
+  call(
     method: string,
     path: string,
     body?: unknown,
     token: string | null = TEST_ADMIN_TOKEN,
   ): Promise<AdminAnswer> {
-    const headers: Record<string, string> = {};
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let payload: string | undefined;
-    if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = typeof body === 'string' ? body : JSON.stringify(body);
-    }
-    const res = await fetch(`${this.url}${path}`, { method, headers, body: payload });
-    const text = await res.text();
-    const json = res.headers.get('content-type')?.includes('json') && text;
-    return { status: res.status, text, body: json ? (JSON.parse(text) as unknown) : undefined };
+    return callAdmin(this.url, method, path, body, token);
   }
 
   async sql<T>(text: string, params: unknown[] = []): Promise<T[]> {
@@ -73,6 +63,30 @@ export class AdminHarness {
       await client.end();
     }
   }
+}
+
+/**
+ * Calls the admin API at `url` (its base, e.g. `http://127.0.0.1:1234/admin/v1` or the app's
+ * root) with the test token (or `token`; null sends none); a JSON answer comes parsed.
+ */
+export async function callAdmin(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = TEST_ADMIN_TOKEN,
+): Promise<AdminAnswer> {
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  const res = await fetch(`${url}${path}`, { method, headers, body: payload });
+  const text = await res.text();
+  const json = res.headers.get('content-type')?.includes('json') && text;
+  return { status: res.status, text, body: json ? (JSON.parse(text) as unknown) : undefined };
 }
 
 /**

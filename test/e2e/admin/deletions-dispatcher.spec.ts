@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { startAdminBeside } from '../../helpers/admin-harness';
+import { callAdmin, startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
-import { eventually, TEST_ADMIN_TOKEN } from '../../helpers/services';
+import { eventually } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
 /** A deletion request as GET answers it, the parts read here. */
@@ -43,17 +43,9 @@ describe('a deletion request through the dispatcher', () => {
   });
 
   async function api(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${adminUrl}/admin/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
+    const answer = await callAdmin(`${adminUrl}/admin/v1`, method, path, body);
+    if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${answer.text}`);
+    return answer.body;
   }
 
   /** A source with an enabled destination (made through the admin API) posting to `sinks`. */

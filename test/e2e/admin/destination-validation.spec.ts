@@ -5,17 +5,10 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { HEADER, TOPIC } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 
-import { startAdminBeside } from '../../helpers/admin-harness';
+import { AdminAnswer, callAdmin, startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
-import { eventually, TEST_ADMIN_TOKEN } from '../../helpers/services';
+import { eventually } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
-
-/** An answer of the admin API: status, parsed body and the raw text. */
-interface Answer {
-  readonly status: number;
-  readonly body: any;
-  readonly text: string;
-}
 
 /** A source and its destination made through the admin API. */
 interface Made {
@@ -61,17 +54,8 @@ describe('webhook settings refused when saved, and what the receiver then sees',
     await h.close();
   });
 
-  async function api(method: string, path: string, body?: unknown): Promise<Answer> {
-    const res = await fetch(`${adminUrl}/admin/v1${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
+  function api(method: string, path: string, body?: unknown): Promise<AdminAnswer> {
+    return callAdmin(`${adminUrl}/admin/v1`, method, path, body);
   }
 
   async function ok(method: string, path: string, body?: unknown): Promise<any> {
