@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
+import { localBroker } from './spare-broker';
+
 const run = promisify(execFile);
-const ROOT = resolve(__dirname, '..', '..');
-const SERVICES = join(ROOT, 'docker', 'local', 'services.sh');
 
 /** A user the broker knows, with a password made for this broker. */
 export interface BrokerUser {
@@ -172,22 +172,10 @@ export class SecuredBroker {
       `SCRAM-SHA-256=[name=${this.scram256.username},password=${this.scram256.password}]`,
       `SCRAM-SHA-512=[name=${this.scram512.username},password=${this.scram512.password}]`,
     ];
-    await run('bash', [SERVICES, command], {
-      timeout: 120_000,
-      env: {
-        ...process.env,
-        KAFKA_BROKERS: '',
-        // Set, so the script leaves PostgreSQL alone.
-        DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
-        SLUICE_LOCAL_DIR: this.dir,
-        SLUICE_LOCAL_KAFKA_PORT: String(this.port),
-        SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(this.port + 1),
-        SLUICE_LOCAL_KAFKA_LIBS:
-          process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
-        SLUICE_LOCAL_KAFKA_EXTRA_PROPERTIES: join(this.dir, 'extra.properties'),
-        SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES: join(this.dir, 'client.properties'),
-        SLUICE_LOCAL_KAFKA_SCRAM: scram.join('\n'),
-      },
+    await localBroker(command, this.dir, this.port, {
+      SLUICE_LOCAL_KAFKA_EXTRA_PROPERTIES: join(this.dir, 'extra.properties'),
+      SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES: join(this.dir, 'client.properties'),
+      SLUICE_LOCAL_KAFKA_SCRAM: scram.join('\n'),
     });
   }
 }

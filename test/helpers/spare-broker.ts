@@ -35,20 +35,35 @@ export class SpareBroker {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async services(command: 'up' | 'down'): Promise<void> {
-    await run('bash', [SERVICES, command], {
-      timeout: 120_000,
-      env: {
-        ...process.env,
-        KAFKA_BROKERS: '',
-        // Set, so the script leaves PostgreSQL alone.
-        DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
-        SLUICE_LOCAL_DIR: this.dir,
-        SLUICE_LOCAL_KAFKA_PORT: String(this.port),
-        SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(this.port + 1),
-        SLUICE_LOCAL_KAFKA_LIBS:
-          process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
-      },
-    });
+  private services(command: 'up' | 'down'): Promise<void> {
+    return localBroker(command, this.dir, this.port);
   }
+}
+
+/**
+ * Starts or stops a broker of its own through docker/local/services.sh: data in `dir`, the
+ * listener on `port` (its controller on the next), PostgreSQL left alone; `env` adds the
+ * script's opt-in settings.
+ */
+export async function localBroker(
+  command: 'up' | 'down',
+  dir: string,
+  port: number,
+  env: Record<string, string> = {},
+): Promise<void> {
+  await run('bash', [SERVICES, command], {
+    timeout: 120_000,
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: '',
+      // Set, so the script leaves PostgreSQL alone.
+      DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
+      SLUICE_LOCAL_DIR: dir,
+      SLUICE_LOCAL_KAFKA_PORT: String(port),
+      SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(port + 1),
+      SLUICE_LOCAL_KAFKA_LIBS:
+        process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+      ...env,
+    },
+  });
 }
