@@ -1,7 +1,7 @@
 /**
  * Context for ratio (b): the least a `/v1/track` that stores each call in Kafka must do, on a
  * bare `node:http` server. It reads the body, parses it with JSON.parse, adds `type`,
- * `messageId` and `receivedAt`, serializes the call once, and produces it (key
+ * `messageId` (when absent) and `receivedAt`, serializes the call once, and produces it (key
  * `sourceId:userId`, the four routing headers) through ingest's own producer: `libs/kafka`'s
  * `BatchProducer` as built in `dist/`, idempotent, acks=all, two requests in flight, the calls
  * of concurrent requests gathered into one produce request. It answers 200 `{"success":true}`
@@ -15,6 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { answerJson, serve } from './bare-http.mts';
 
@@ -24,6 +26,8 @@ export interface BareKafkaSpec {
   /** The full topic name (made by the stand, with the run's prefix). */
   readonly topic: string;
   readonly sourceId: string;
+  /** The built project to load the producer from (default: the checkout's `dist/`). */
+  readonly dist?: string;
 }
 
 /** What this server uses of the project's libraries (the built JavaScript carries no types). */
@@ -56,13 +60,14 @@ const UNAVAILABLE = Buffer.from('{"code":"kafka_unavailable","message":"not stor
 /** Ingest's integrations verdict for a call that may reach webhooks. */
 const WEBHOOKS_ON = '{"Webhooks":true}';
 
-const requireBuilt = createRequire(import.meta.url);
-// The V8 options every app starts with, so both sides of the comparison collect garbage alike.
-(requireBuilt('../dist/libs/runtime/src/v8-options.js') as RuntimeLib).setV8Options();
-const { HEADER } = requireBuilt('../dist/libs/contracts/src/headers.js') as HeadersLib;
-const kafka = requireBuilt('../dist/libs/kafka/src/index.js') as KafkaLib;
-
 const spec = JSON.parse(process.argv[2] ?? '{}') as BareKafkaSpec;
+const requireBuilt = createRequire(import.meta.url);
+const dist = spec.dist ?? fileURLToPath(new URL('../dist', import.meta.url));
+// The V8 options every app starts with, so both sides of the comparison collect garbage alike.
+(requireBuilt(join(dist, 'libs/runtime/src/v8-options.js')) as RuntimeLib).setV8Options();
+const { HEADER } = requireBuilt(join(dist, 'libs/contracts/src/headers.js')) as HeadersLib;
+const kafka = requireBuilt(join(dist, 'libs/kafka/src/index.js')) as KafkaLib;
+
 const connection = new kafka.KafkaConnection({
   brokers: spec.brokers.split(','),
   clientId: 'sluice-bench-bare-kafka',
@@ -82,7 +87,8 @@ const server = createServer((request, response) => {
       answerJson(response, 400, INVALID);
       return;
     }
-    const messageId = randomUUID();
+    // A messageId given is kept, as ingest keeps it.
+    const messageId = typeof call.messageId === 'string' ? call.messageId : randomUUID();
     call.type = 'track';
     call.messageId = messageId;
     call.receivedAt = new Date().toISOString();

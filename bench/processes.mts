@@ -121,9 +121,12 @@ export function machineBusySeconds(): number | undefined {
   }
 }
 
-/** CPU seconds (user + system, all threads) a process used so far; undefined when unknown. */
-export function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined || pid <= 0) return undefined;
+/**
+ * CPU seconds (user + system, all threads) a process used so far; undefined when unknown. Also
+ * one thread's, given as `<pid>/task/<tid>`.
+ */
+export function cpuSeconds(pid: number | string | undefined): number | undefined {
+  if (pid === undefined || (typeof pid === 'number' && pid <= 0)) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.

@@ -49,11 +49,19 @@ export class Apps {
   private readonly buildDir: string;
   private readonly supervisor: Supervisor;
   private readonly env: () => Record<string, string>;
+  private readonly nodeArgs: readonly string[];
 
-  constructor(buildDir: string, supervisor: Supervisor, env: () => Record<string, string>) {
+  /** @param nodeArgs Node options for every app (a profiler, for example) */
+  constructor(
+    buildDir: string,
+    supervisor: Supervisor,
+    env: () => Record<string, string>,
+    nodeArgs: readonly string[] = [],
+  ) {
     this.buildDir = buildDir;
     this.supervisor = supervisor;
     this.env = env;
+    this.nodeArgs = nodeArgs;
   }
 
   url(app: AppName): string {
@@ -78,7 +86,7 @@ export class Apps {
     const managed = this.supervisor.spawn(
       app,
       process.execPath,
-      [join(this.buildDir, 'apps', app, 'src', 'main.js')],
+      [...this.nodeArgs, join(this.buildDir, 'apps', app, 'src', 'main.js')],
       {
         env: {
           ...process.env,

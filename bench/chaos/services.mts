@@ -3,7 +3,7 @@
  * stopped and started again by the suite (the shared local services are never touched).
  */
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -27,6 +27,15 @@ export class ChaosBroker {
 
   get brokers(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /** The broker's process id while it runs (services.sh keeps it in kafka/kafka.pid). */
+  pid(): number | undefined {
+    try {
+      return Number(readFileSync(join(this.dir, 'kafka', 'kafka.pid'), 'utf8').trim());
+    } catch {
+      return undefined;
+    }
   }
 
   async start(): Promise<void> {

@@ -27,21 +27,35 @@ export class Stand {
   readonly broker: ChaosBroker;
   readonly postgres = new ChaosPostgres();
   readonly receiver: Receiver;
-  private readonly secret = randomBytes(24).toString('hex');
+  /** The receiver's shared secret, which its source's destination signs with. */
+  readonly secret = randomBytes(24).toString('hex');
   private readonly adminToken = `bench-${randomBytes(16).toString('hex')}`;
   private readonly encryptionKey = randomBytes(32).toString('base64');
   private readonly name: string;
   private readonly appEnv: Record<string, string>;
-  private buildDir?: string;
+  /** The apps' KAFKA_TOPIC_PREFIX (and so their consumer groups'). */
+  readonly topicPrefix: string;
+  /** Where {@link setUp} built the apps. */
+  buildDir?: string;
   private started?: Apps;
+
+  private readonly nodeArgs: readonly string[];
 
   /**
    * @param name names the topic prefix and the source (`chaos`, `pipeline`)
    * @param appEnv the apps' settings beyond what the stand needs
+   * @param nodeArgs Node options for every app
    */
-  constructor(name: string, libs: string, appEnv: Record<string, string>) {
+  constructor(
+    name: string,
+    libs: string,
+    appEnv: Record<string, string>,
+    nodeArgs: readonly string[] = [],
+  ) {
     this.name = name;
+    this.topicPrefix = `${name}.${Date.now()}.`;
     this.appEnv = appEnv;
+    this.nodeArgs = nodeArgs;
     this.broker = new ChaosBroker(ROOT, libs);
     this.receiver = new Receiver(this.secret);
   }
@@ -57,18 +71,23 @@ export class Stand {
     this.buildDir = buildApps(ROOT);
     progress(`starting a broker and a PostgreSQL cluster of the ${this.name} run`);
     await Promise.all([this.broker.start(), this.postgres.create(), this.receiver.start()]);
-    const prefix = `${this.name}.${Date.now()}.`;
-    const apps = new Apps(this.buildDir, this.supervisor, () => ({
-      KAFKA_BROKERS: this.broker.brokers,
-      DATABASE_URL: this.postgres.url,
-      KAFKA_TOPIC_PREFIX: prefix,
-      HTTP_HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      ADMIN_TOKENS: this.adminToken,
-      SECRETS_ENCRYPTION_KEY: this.encryptionKey,
-      DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
-      ...this.appEnv,
-    }));
+    const prefix = this.topicPrefix;
+    const apps = new Apps(
+      this.buildDir,
+      this.supervisor,
+      () => ({
+        KAFKA_BROKERS: this.broker.brokers,
+        DATABASE_URL: this.postgres.url,
+        KAFKA_TOPIC_PREFIX: prefix,
+        HTTP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ADMIN_TOKENS: this.adminToken,
+        SECRETS_ENCRYPTION_KEY: this.encryptionKey,
+        DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
+        ...this.appEnv,
+      }),
+      this.nodeArgs,
+    );
     apps.migrate();
     progress('starting ingest, router, dispatcher and admin');
     for (const app of APPS) await apps.start(app);

@@ -10,7 +10,7 @@ import { eventually } from './services';
  */
 export class TopicReader {
   readonly records: IncomingRecord[] = [];
-  private consumer?: ReturnType<ReturnType<KafkaConnection['client']>['consumer']>;
+  private consumer?: ReturnType<KafkaConnection['consumer']>;
   private stopped = false;
 
   constructor(
@@ -19,7 +19,7 @@ export class TopicReader {
   ) {}
 
   async start(): Promise<this> {
-    const consumer = this.connection.client().consumer({
+    const consumer = this.connection.consumer({
       groupId: `test-reader-${randomBytes(4).toString('hex')}`,
       maxWaitTimeInMs: 200,
       retry: { restartOnFailure: () => Promise.resolve(!this.stopped) },

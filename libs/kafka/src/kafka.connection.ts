@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { Admin, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
+import { Admin, Consumer, ConsumerConfig, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
+
+import { CounterTally } from '@app/observability';
 
 import { explainKafkaError, kafkajsSecurity } from './kafka-security';
 import { KafkaConnectionOptions } from './kafka.options';
@@ -87,6 +89,11 @@ const logToNest: logCreator = () => {
  */
 export class KafkaConnection {
   private readonly kafka: Kafka;
+  /**
+   * Requests sent to the brokers by every client made here, by API name (`Fetch`, `Produce`):
+   * `sluice_kafka_requests_total{api}` ({@link KafkaRequestsMetric}).
+   */
+  readonly requests = new CounterTally<'api'>();
 
   /**
    * The one place a kafkajs client is made, so every producer, consumer and admin client of
@@ -133,23 +140,34 @@ export class KafkaConnection {
    * Java client's murmur2 partitioner, so a key lands where other Kafka clients put it.
    */
   producer(): Producer {
-    return this.kafka.producer({
+    return this.counted(this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: false,
       createPartitioner: keyHashPartitioner,
       // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
       retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
-    });
+    }));
   }
 
   /** An admin client; `retries` bounds how long a failing call keeps trying. */
   admin(retries = 5): Admin {
-    return this.kafka.admin({ retry: { initialRetryTime: 100, retries, maxRetryTime: 2_000 } });
+    return this.counted(
+      this.kafka.admin({ retry: { initialRetryTime: 100, retries, maxRetryTime: 2_000 } }),
+    );
   }
 
-  /** The underlying client, for the transport's consumer. */
-  client(): Kafka {
-    return this.kafka;
+  /** A consumer (every consumer of the apps is made here, so its requests are counted). */
+  consumer(config: ConsumerConfig): Consumer {
+    return this.counted(this.kafka.consumer(config));
+  }
+
+
+  private counted<C extends Producer | Consumer | Admin>(client: C): C {
+    (client as Producer).on((client as Producer).events.REQUEST, ({ payload }) => {
+      const api = payload.apiName;
+      this.requests.add(api, () => ({ api }));
+    });
+    return client;
   }
 }

@@ -10,6 +10,7 @@ import {
 import { BatchProducer, BatchProducerOptions } from './batch.producer';
 import { ConsumerHealth } from './consumer-health';
 import { KafkaConnection } from './kafka.connection';
+import { KafkaRequestsMetric } from './kafka-requests.metric';
 import { KafkaConnectionOptions, TopicSpec } from './kafka.options';
 import { TopicAdmin } from './topic.admin';
 
@@ -71,6 +72,7 @@ export class KafkaModule {
           inject: [KafkaConnection],
         },
         { provide: ConsumerHealth, useValue: new ConsumerHealth() },
+        KafkaRequestsMetric,
         KafkaLifecycle,
       ],
       exports: [KafkaConnection, BatchProducer, TopicAdmin, ConsumerHealth],

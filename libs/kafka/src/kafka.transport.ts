@@ -228,7 +228,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const topics = patterns.map((pattern) => connection.topic(pattern));
     this.subscribed = topics;
     if (topics.length === 0) throw new Error('KafkaTransport has no handlers (see consume)');
-    const consumer = connection.client().consumer({
+    const consumer = connection.consumer({
       groupId: this.options.groupId,
       sessionTimeout: this.options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,
       heartbeatInterval: this.options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,

@@ -93,7 +93,7 @@ async function consume(
   options: OwnGroupReadOptions,
   begin: (consumer: Consumer) => OwnGroupRead,
 ): Promise<number> {
-  const consumer = connection.client().consumer({
+  const consumer = connection.consumer({
     groupId,
     maxWaitTimeInMs: options.maxWaitTimeMs,
     allowAutoTopicCreation: false,
