@@ -99,6 +99,8 @@ describe('every app boots against the real broker and database', () => {
     const body = await res.text();
     expect(body).toContain('# TYPE process_cpu_user_seconds_total counter');
     expect(body).toContain(`app="${name}"`);
+    // Every app asked the broker for metadata when it connected.
+    expect(body).toMatch(/^sluice_kafka_requests_total\{[^}]*api="Metadata"[^}]*\} [1-9]/m);
   });
 });
 

@@ -31,6 +31,7 @@ export class AppModule {
           producer: {
             sendTimeoutMs: config.ingest.produceTimeoutMs,
             requestsInFlight: PRODUCE_REQUESTS_IN_FLIGHT,
+            lingerMs: config.ingest.produceLingerMs,
           },
           // The tracking API works with Kafka and the settings cache alone; the Kafka ingress
           // consumer joining or PostgreSQL away shows as degraded.

@@ -224,3 +224,47 @@ describe('BatchProducer after the broker refused a producer id', () => {
     );
   });
 });
+
+describe(`${BatchProducer.name} lingering`, () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('ends a linger early once lingerRecords are queued', async () => {
+    jest.useFakeTimers();
+    const requests: string[][] = [];
+    const producer = new BatchProducer(fakeConnection(requests), {
+      lingerMs: 1_000,
+      lingerRecords: 3,
+    });
+    await producer.connect();
+    const a = producer.send([record('a')]);
+    await jest.advanceTimersByTimeAsync(10);
+    const b = producer.send([record('b')]);
+    await jest.advanceTimersByTimeAsync(10);
+    expect(requests).toEqual([]);
+    const c = producer.send([record('c')]);
+    await jest.advanceTimersByTimeAsync(0);
+    await Promise.all([a, b, c]);
+    expect(requests).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('starts no second request while one lingers: sends meanwhile join it', async () => {
+    jest.useFakeTimers();
+    const p = heldProducers();
+    const producer = new BatchProducer(p.connection, { requestsInFlight: 2, lingerMs: 20 });
+    await producer.connect();
+    const a = producer.send([record('a')]);
+    await jest.advanceTimersByTimeAsync(5);
+    const b = producer.send([record('b')]);
+    await jest.advanceTimersByTimeAsync(15);
+    await p.settled(1);
+    expect(p.requests).toEqual(['2:a,b']);
+    // With the first request in flight, a send starts the second producer's linger.
+    const c = producer.send([record('c')]);
+    await jest.advanceTimersByTimeAsync(20);
+    await p.settled(2);
+    expect(p.requests).toEqual(['2:a,b', '1:c']);
+    p.acknowledge();
+    p.acknowledge();
+    await Promise.all([a, b, c]);
+  });
+});

@@ -19,6 +19,11 @@ export interface BatchProducerOptions {
    */
   readonly lingerMs: number;
   /**
+   * A linger ends early once this many records are queued: a request that full gains
+   * little by waiting, and under load records wait for the requests in flight anyway.
+   */
+  readonly lingerRecords: number;
+  /**
    * Produce requests in flight at once, each through its own idempotent producer (kafkajs
    * sends one request at a time per producer and broker). With 1, the default, records are
    * stored in the order of the sends. With more, a send made while others are in flight
@@ -75,6 +80,7 @@ const DEFAULTS: BatchProducerOptions = {
   maxBatchRecords: 5_000,
   sendTimeoutMs: 30_000,
   lingerMs: 0,
+  lingerRecords: 16,
   requestsInFlight: 1,
 };
 
@@ -93,6 +99,12 @@ export class BatchProducer {
   /** Drains running, and whether one is waiting for the rest of the tick before it takes. */
   private readonly drains = new Set<Promise<void>>();
   private starting = false;
+  /** Drains waiting out their linger: a send meanwhile joins their request. */
+  private lingering = 0;
+  /** Records queued now (the sum over {@link queue}). */
+  private queuedRecords = 0;
+  /** Ends the lingers under way at once (the queue reached `lingerRecords`). */
+  private endLingers: (() => void)[] = [];
 
   constructor(
     private readonly connection: KafkaConnection,
@@ -149,13 +161,20 @@ export class BatchProducer {
         reject: (error) =>
           settle(() => reject(error instanceof Error ? error : new Error(String(error))))(),
       });
+      this.queuedRecords += records.length;
+      if (this.lingering > 0 && this.queuedRecords >= this.options.lingerRecords) {
+        for (const end of this.endLingers.splice(0)) end();
+      }
       this.startDrain();
     });
   }
 
-  /** Starts a drain on a free producer, unless one is about to start or none is free. */
+  /**
+   * Starts a drain on a free producer, unless one is about to start, one is lingering (it
+   * takes what is queued when its linger ends), or none is free.
+   */
   private startDrain(): void {
-    if (this.starting || this.free.length === 0) return;
+    if (this.starting || this.lingering > 0 || this.free.length === 0) return;
     this.starting = true;
     const drain = this.drain(this.free.pop()!).finally(() => this.drains.delete(drain));
     this.drains.add(drain);
@@ -220,9 +239,24 @@ export class BatchProducer {
    * request per broker round trip.
    */
   private async linger(): Promise<void> {
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 || this.queuedRecords >= this.options.lingerRecords) return;
     const wait = this.queue[0].queuedAt + this.options.lingerMs - performance.now();
-    if (wait >= 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait < 1) return;
+    this.lingering += 1;
+    let timer: NodeJS.Timeout | undefined;
+    let end: (() => void) | undefined;
+    try {
+      await new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, wait);
+        end = resolve;
+        this.endLingers.push(resolve);
+      });
+    } finally {
+      clearTimeout(timer);
+      const at = this.endLingers.indexOf(end!);
+      if (at >= 0) this.endLingers.splice(at, 1);
+      this.lingering -= 1;
+    }
   }
 
   private takeBatch(): Pending[] {
@@ -234,6 +268,7 @@ export class BatchProducer {
       count += size;
       taken += 1;
     }
+    this.queuedRecords -= count;
     return this.queue.splice(0, taken);
   }
 

@@ -140,14 +140,16 @@ export class KafkaConnection {
    * Java client's murmur2 partitioner, so a key lands where other Kafka clients put it.
    */
   producer(): Producer {
-    return this.counted(this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: keyHashPartitioner,
-      // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
-      retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
-    }));
+    return this.counted(
+      this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: keyHashPartitioner,
+        // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
+        retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
+      }),
+    );
   }
 
   /** An admin client; `retries` bounds how long a failing call keeps trying. */
@@ -161,7 +163,6 @@ export class KafkaConnection {
   consumer(config: ConsumerConfig): Consumer {
     return this.counted(this.kafka.consumer(config));
   }
-
 
   private counted<C extends Producer | Consumer | Admin>(client: C): C {
     (client as Producer).on((client as Producer).events.REQUEST, ({ payload }) => {

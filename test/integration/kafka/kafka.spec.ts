@@ -94,6 +94,45 @@ describe('Kafka lib against the real broker', () => {
     expect([...received].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `k-${i}`).sort());
   });
 
+  it.each([
+    { lingerMs: 1_500, fetched: 'together' },
+    { lingerMs: 0, fetched: 'one by one' },
+  ])(
+    'with a fetch linger of $lingerMs ms, records sent 60 ms apart are fetched $fetched',
+    async ({ lingerMs }) => {
+      h = await harness(`fetch-linger-${lingerMs}`, 1);
+      const handledAt = new Map<string, number>();
+      apps.push(
+        await startConsumerApp(
+          h.connection,
+          `g-fetch-linger-${lingerMs}`,
+          (r) => void handledAt.set(r.value!.toString(), Date.now()),
+          { maxInFlightPerPartition: 100, fetchLingerMs: lingerMs },
+        ),
+      );
+      const send = (value: string) => h!.producer.send([{ topic: TEST_TOPIC, value }]);
+      // The first after a quiet spell comes at once: the fetch was waiting on the broker.
+      await send('first');
+      await eventually(() => handledAt.get('first'), 20_000, 'the first record');
+      for (const value of ['a', 'b', 'c', 'd', 'e']) {
+        await send(value);
+        await new Promise((resolve) => setTimeout(resolve, 60));
+      }
+      const times = await eventually(
+        () => {
+          const all = ['a', 'b', 'c', 'd', 'e'].map((v) => handledAt.get(v));
+          return all.every((t) => t !== undefined) ? (all) : undefined;
+        },
+        20_000,
+        'five records',
+      );
+      const spread = Math.max(...times) - Math.min(...times);
+      // Sent over 240 ms: one fetch after the linger, or one fetch each.
+      if (lingerMs > 0) expect(spread).toBeLessThan(120);
+      else expect(spread).toBeGreaterThanOrEqual(180);
+    },
+  );
+
   it('gathers concurrent sends into few produce requests and acknowledges each', async () => {
     h = await harness('batching', 1);
     const sends = Array.from({ length: 200 }, (_, i) =>
