@@ -121,7 +121,7 @@ describe('Kafka lib against the real broker', () => {
       const times = await eventually(
         () => {
           const all = ['a', 'b', 'c', 'd', 'e'].map((v) => handledAt.get(v));
-          return all.every((t) => t !== undefined) ? (all) : undefined;
+          return all.every((t) => t !== undefined) ? all : undefined;
         },
         20_000,
         'five records',
