@@ -24,7 +24,7 @@ interface CpuSample {
 export type Watched = number | undefined | { readonly pid?: number; readonly threads: RegExp };
 
 /** How often the thread lists of {@link Watched} thread groups are read again. */
-const THREAD_SCAN_MS = 1_000;
+const THREAD_SCAN_MS = 5_000;
 
 /**
  * Reads the CPU of named processes (or groups of their threads) every 50 ms. A process
@@ -100,9 +100,9 @@ export class CpuSampler {
   }
 
   /**
-   * CPU seconds of a process's threads named like `pattern`. Their list is read once a
-   * second (a thread that ended since takes its seconds with it: the figure can only fall
-   * short).
+   * CPU seconds of a process's threads named like `pattern`. Their list is read every 5 s,
+   * since reading a hundred threads' names blocks the sender and the receiver of this process
+   * (a thread that ended since takes its seconds with it: the figure can only fall short).
    */
   private threadSeconds(pid: number | undefined, pattern: RegExp): number | undefined {
     if (pid === undefined) return undefined;
