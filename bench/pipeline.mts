@@ -43,6 +43,8 @@ const IDLE_MS = 10_000;
 const BARE_CONNECTIONS = 10;
 /** The broker's JIT compiler threads, measured apart from it. */
 const BROKER_JIT = 'broker JIT';
+/** The bare pipeline's processes. */
+const BARE = ['bare server', 'bare loop'] as const;
 const BARE_LOOP = join(ROOT, 'bench', 'pipeline-bare-loop.mts');
 const BARE_SERVER = join(ROOT, 'bench', 'bare-kafka.mts');
 
@@ -216,7 +218,7 @@ class PipelineBench {
       : [];
     inWindow.sort((a, b) => a - b);
     return {
-      ...this.cost(label, marks),
+      ...this.cost(label, marks, url === this.bareUrl ? BARE : APPS),
       targetPerSecond,
       sentPerSecond: sender.calls.size / this.s.seconds,
       p50Ms: quantile(inWindow, 0.5),
@@ -313,17 +315,15 @@ class PipelineBench {
   }
 
   /**
-   * CPU per call between the marks of every measured process, or of `only` and the broker
-   * (an app alone: the others are stopped or idle).
+   * CPU per call between the marks of the processes in `only` and the broker: the others are
+   * stopped or idle (the bare pipeline's during the pipeline's phases, and the other way round).
    */
-  private cost(label: string, marks: Marks | undefined, only?: readonly AppName[]): PhaseRow {
+  private cost(label: string, marks: Marks | undefined, only: readonly Measured[]): PhaseRow {
     if (!marks) return { label, deliveredPerSecond: NaN, cpuUs: {}, machineCores: NaN };
     const { perProcess, machine } = this.sampler.between(marks.from, marks.to);
     const jit = takeJit(perProcess);
-    if (only) {
-      for (const name of perProcess.keys()) {
-        if (name !== 'broker' && !only.includes(name as AppName)) perProcess.delete(name);
-      }
+    for (const name of perProcess.keys()) {
+      if (name !== 'broker' && !only.includes(name as Measured)) perProcess.delete(name);
     }
     const seconds = (marks.to - marks.from) / 1_000;
     return {

@@ -247,7 +247,7 @@ describe(`${BatchProducer.name} lingering`, () => {
     expect(requests).toEqual([['a', 'b', 'c']]);
   });
 
-  it('starts no second request while one lingers: sends meanwhile join it', async () => {
+  it('with two in flight, a send during a linger joins it, one during a request lingers anew', async () => {
     jest.useFakeTimers();
     const p = heldProducers();
     const producer = new BatchProducer(p.connection, { requestsInFlight: 2, lingerMs: 20 });

@@ -99,8 +99,6 @@ export class BatchProducer {
   /** Drains running, and whether one is waiting for the rest of the tick before it takes. */
   private readonly drains = new Set<Promise<void>>();
   private starting = false;
-  /** Drains waiting out their linger: a send meanwhile joins their request. */
-  private lingering = 0;
   /** Records queued now (the sum over {@link queue}). */
   private queuedRecords = 0;
   /** Ends the lingers under way at once (the queue reached `lingerRecords`). */
@@ -162,19 +160,16 @@ export class BatchProducer {
           settle(() => reject(error instanceof Error ? error : new Error(String(error))))(),
       });
       this.queuedRecords += records.length;
-      if (this.lingering > 0 && this.queuedRecords >= this.options.lingerRecords) {
+      if (this.endLingers.length > 0 && this.queuedRecords >= this.options.lingerRecords) {
         for (const end of this.endLingers.splice(0)) end();
       }
       this.startDrain();
     });
   }
 
-  /**
-   * Starts a drain on a free producer, unless one is about to start, one is lingering (it
-   * takes what is queued when its linger ends), or none is free.
-   */
+  /** Starts a drain on a free producer, unless one is about to start or none is free. */
   private startDrain(): void {
-    if (this.starting || this.lingering > 0 || this.free.length === 0) return;
+    if (this.starting || this.free.length === 0) return;
     this.starting = true;
     const drain = this.drain(this.free.pop()!).finally(() => this.drains.delete(drain));
     this.drains.add(drain);
@@ -242,7 +237,6 @@ export class BatchProducer {
     if (this.queue.length === 0 || this.queuedRecords >= this.options.lingerRecords) return;
     const wait = this.queue[0].queuedAt + this.options.lingerMs - performance.now();
     if (wait < 1) return;
-    this.lingering += 1;
     let timer: NodeJS.Timeout | undefined;
     let end: (() => void) | undefined;
     try {
@@ -255,7 +249,6 @@ export class BatchProducer {
       clearTimeout(timer);
       const at = this.endLingers.indexOf(end!);
       if (at >= 0) this.endLingers.splice(at, 1);
-      this.lingering -= 1;
     }
   }
 

@@ -66,11 +66,6 @@ export interface KafkaTransportOptions {
    * waits on the broker for it).
    */
   readonly fetchLingerMs?: number;
-  /**
-   * How long finished offsets gather before they are committed, all partitions in one request
-   * (default 200 ms): a crash replays at most about this much more.
-   */
-  readonly commitGatherMs?: number;
   readonly now?: () => number;
 }
 
@@ -82,8 +77,12 @@ export interface KafkaTransportOptions {
  */
 const ADMISSION_WAIT_MS = 1_000;
 
-/** Default of {@link KafkaTransportOptions.commitGatherMs} ({@link OffsetCommits}). */
-const DEFAULT_COMMIT_GATHER_MS = 200;
+/**
+ * How long finished offsets gather before they are committed, all partitions in one request
+ * ({@link OffsetCommits}): a crash replays at most about this much more. Shorter cost a
+ * commit request every few dozen calls at a moderate rate (bench/PIPELINE.md).
+ */
+const COMMIT_GATHER_MS = 200;
 
 /** Consumer defaults ({@link KafkaTransportOptions}); docs/operations.md explains the choice. */
 const DEFAULT_SESSION_TIMEOUT_MS = 8_000;
@@ -150,7 +149,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     options.health?.track(() => this.consumerStatus());
     this.commits = new OffsetCommits(
       (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
-      options.commitGatherMs ?? DEFAULT_COMMIT_GATHER_MS,
+      COMMIT_GATHER_MS,
       {
         firstMs: COMMIT_RETRY_MS,
         maxMs: COMMIT_RETRY_MAX_MS,
