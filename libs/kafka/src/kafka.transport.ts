@@ -58,12 +58,12 @@ export interface KafkaTransportOptions {
    */
   readonly maxBytesPerPartition?: number;
   /**
-   * After a fetch that brought a partition fewer records than `maxInFlightPerPartition`, the
-   * next fetch waits until this long after it (default 0: at once), so records that arrive
+   * After a fetch that brought a partition's last records (nothing more to read), the next
+   * fetch waits until this long after it (default 0: at once), so records that arrive
    * meanwhile come in one fetch. For consumers nobody waits on by the millisecond, at a
    * moderate rate: every fetch, commit and handler batch costs the same whether it carries one
-   * record or a hundred. A first record after a quiet spell still comes at once (the fetch
-   * waits on the broker for it).
+   * record or a hundred. A consumer with a backlog fetches without waiting, and a first record
+   * after a quiet spell comes at once (the fetch waits on the broker for it).
    */
   readonly fetchLingerMs?: number;
   readonly now?: () => number;
@@ -138,7 +138,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly live = new Set<PartitionPipeline>();
   /** Bumped by every rebalance: an older pipeline no longer pauses or rewinds its partition. */
   private generation = 0;
-  /** When the fetch linger of the last small fetch ends; its other batches wait as long. */
+  /** When the linger after the last fetch that caught up ends; its other batches wait as long. */
   private lingerUntil = 0;
   /** The partitions' finished offsets, committed together. */
   private readonly commits: OffsetCommits;
@@ -342,7 +342,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     // Fetching goes on after the last record admitted, while earlier ones are still in flight;
     // a batch of an older generation leaves the new one's fetch position alone.
     if (last !== undefined && generation === this.generation) payload.resolveOffset(last);
-    if (batch.messages.length < this.options.maxInFlightPerPartition) await this.fetchLinger();
+    // Caught up with the partition: what comes next comes a little at a time.
+    if (Number(batch.offsetLag()) <= 0) await this.fetchLinger();
   }
 
   /**

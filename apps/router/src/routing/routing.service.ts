@@ -59,12 +59,11 @@ export class RoutingService {
     }
     const decision = decideRoute(call, this.settings);
     if (decision.kind === 'filtered') {
-      this.metrics.filtered.inc({ reason: decision.reason, type: call.type });
+      this.metrics.countFiltered(decision.reason, call.type);
       return decision;
     }
     await this.produce([deliveryRecord(call, decision.destinationId)], call);
-    this.metrics.routed.inc({ type: call.type });
-    this.metrics.deliveries.inc({ type: call.type });
+    this.metrics.countRouted(call.type);
     return { kind: 'delivered', destinationId: decision.destinationId };
   }
 
@@ -76,12 +75,12 @@ export class RoutingService {
   }
 
   private async produce(records: readonly OutgoingRecord[], call: CallFacts): Promise<void> {
-    const stop = this.metrics.produceSeconds.startTimer();
+    const started = performance.now();
     try {
       await this.producer.send(records);
-      stop({ outcome: 'ok' });
+      this.metrics.observeProduce('ok', (performance.now() - started) / 1_000);
     } catch (error) {
-      stop({ outcome: 'error' });
+      this.metrics.observeProduce('error', (performance.now() - started) / 1_000);
       this.logger.warn(
         `Kafka did not take the delivery of message ${call.messageId ?? '(none)'} of source ` +
           `${call.sourceId}: ${String(error)}`,
