@@ -343,7 +343,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     // a batch of an older generation leaves the new one's fetch position alone.
     if (last !== undefined && generation === this.generation) payload.resolveOffset(last);
     // Caught up with the partition: what comes next comes a little at a time.
-    if (Number(batch.offsetLag()) <= 0) await this.fetchLinger();
+    if (this.options.fetchLingerMs && Number(batch.offsetLag()) <= 0) await this.fetchLinger();
   }
 
   /**
@@ -352,10 +352,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
    * batches of one fetch share one deadline.
    */
   private async fetchLinger(): Promise<void> {
-    const lingerMs = this.options.fetchLingerMs ?? 0;
-    if (lingerMs <= 0 || this.closing) return;
+    if (this.closing) return;
     const now = this.now();
-    if (this.lingerUntil <= now) this.lingerUntil = now + lingerMs;
+    if (this.lingerUntil <= now) this.lingerUntil = now + (this.options.fetchLingerMs ?? 0);
     await new Promise((resolve) => setTimeout(resolve, this.lingerUntil - now));
   }
 
