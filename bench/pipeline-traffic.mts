@@ -68,11 +68,6 @@ export class TrackSender {
     await Promise.all([...this.inFlight]);
   }
 
-  /** Calls whose request left within [from, to). */
-  sentBetween(from: number, to: number): TrackCall[] {
-    return [...this.calls.values()].filter((c) => c.sentAt >= from && c.sentAt < to);
-  }
-
   close(): void {
     this.agent.destroy();
   }
