@@ -15,7 +15,7 @@ import type { Admin } from 'kafkajs';
 
 import { type AppName, APPS } from './chaos/apps.mts';
 import { kafkaLibs, ROOT, Stand } from './chaos/stand.mts';
-import { envReader, progress } from './common.mts';
+import { envReader, progress, runBench } from './common.mts';
 import { createTopics, kafkaClient } from './kafka.mts';
 import {
   CpuSampler,
@@ -31,7 +31,7 @@ import {
 } from './pipeline-measure.mts';
 import { holdReport, type PhaseRow, report, type RoundResult } from './pipeline-report.mts';
 import { TrackSender } from './pipeline-traffic.mts';
-import { firstJsonLine, type Managed, sleep } from './processes.mts';
+import { firstJsonLine, type Managed, sleep, type Supervisor } from './processes.mts';
 
 /** Longest wait, after a phase's sending stops, for its acknowledged calls to arrive. */
 const DRAIN_TIMEOUT_MS = 60_000;
@@ -143,8 +143,8 @@ class PipelineBench {
     await this.stand.tearDown();
   }
 
-  killNow(): void {
-    this.stand.killNow();
+  get supervisor(): Supervisor {
+    return this.stand.supervisor;
   }
 
   private async round(): Promise<RoundResult> {
@@ -497,41 +497,24 @@ function sumRows(rows: readonly PhaseRow[]): PhaseRow {
   return { label: 'sum of the four alone', deliveredPerSecond: NaN, cpuUs, machineCores: NaN };
 }
 
-async function main(): Promise<void> {
-  const s = readSettings(process.env);
-  const bench = new PipelineBench(s);
-  const interrupted = () => {
-    bench.killNow();
-    void bench.tearDown().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  let code = 0;
-  try {
-    if (s.holdRate !== undefined) {
-      console.log(holdReport(await bench.hold(s.holdRate)));
-      return;
-    }
+const settings = readSettings(process.env);
+const bench = new PipelineBench(settings);
+runBench({
+  supervisor: bench.supervisor,
+  stand: bench,
+  run: async () => {
+    if (settings.holdRate !== undefined) return holdReport(await bench.hold(settings.holdRate));
     const { idle, rounds } = await bench.run();
-    console.log(
-      report(
-        {
-          machine: `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}`,
-          seconds: s.seconds,
-          partitions: s.partitions,
-          inFlight: s.inFlight,
-        },
-        idle,
-        rounds,
-      ),
+    const cpu = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'})`;
+    return report(
+      {
+        machine: `${cpu}, Node ${process.version}`,
+        seconds: settings.seconds,
+        partitions: settings.partitions,
+        inFlight: settings.inFlight,
+      },
+      idle,
+      rounds,
     );
-  } catch (error) {
-    console.error(error);
-    code = 1;
-  } finally {
-    await bench.tearDown();
-  }
-  process.exit(code);
-}
-
-void main();
+  },
+});

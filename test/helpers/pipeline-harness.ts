@@ -4,7 +4,7 @@ import { loadAdminConfig } from '../../apps/admin/src/config';
 import { startAdmin } from '../../apps/admin/src/main';
 import { DeliveryOutcome, TOPIC } from '@app/contracts';
 
-import type { AdminAnswer } from './admin-harness';
+import { type AdminAnswer, callAdmin } from './admin-harness';
 import { RouterHarness } from './router-harness';
 import { serviceEnv, TEST_ADMIN_TOKEN, TEST_SECRETS_KEY } from './services';
 
@@ -57,23 +57,13 @@ export class PipelineHarness extends RouterHarness {
   }
 
   /** Calls `/admin/v1<path>` with the test token (or `token`; null sends none). */
-  async api(
+  api(
     method: string,
     path: string,
     body?: unknown,
     token: string | null = TEST_ADMIN_TOKEN,
   ): Promise<AdminAnswer> {
-    const headers: Record<string, string> = {};
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${this.adminUrl}/admin/v1${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    const json = res.headers.get('content-type')?.includes('json') && text;
-    return { status: res.status, text, body: json ? (JSON.parse(text) as unknown) : undefined };
+    return callAdmin(`${this.adminUrl}/admin/v1`, method, path, body, token);
   }
 
   /** Like {@link api}, failing unless the answer is 2xx; returns the body. */
