@@ -53,6 +53,11 @@ export function totalUs(row: PhaseRow): number {
   return values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0);
 }
 
+/** The four apps' and the broker's part of a row's total (at rest, the bare processes idle too). */
+function pipelineUs(row: PhaseRow): number {
+  return [...APPS, 'broker'].reduce((sum, name) => sum + (row.cpuUs[name] ?? 0), 0);
+}
+
 function rowsOf(round: RoundResult): PhaseRow[] {
   return [round.max, round.at50, round.at25, round.bareMax, round.bare50, ...round.saturated];
 }
@@ -158,14 +163,24 @@ interface Goal {
   readonly beside?: string;
 }
 
-function goals(rounds: readonly RoundResult[]): Goal[] {
+function goals(idle: PhaseRow, rounds: readonly RoundResult[]): Goal[] {
   const saturatedSum = (r: RoundResult) => totalUs(r.saturated[r.saturated.length - 1]);
+  // What the pipeline costs a second doing nothing, spread over the calls of a second at 50%.
+  const restShare = (r: RoundResult) => pipelineUs(idle) / r.at50.deliveredPerSecond;
+  const rounded = (values: readonly number[]) => values.map((v) => fixed(v, 2)).join(' ');
   return [
     {
       label: '(a) CPU per call at 50% ÷ the sum of the apps alone at saturation',
       perRound: rounds.map((r) => totalUs(r.at50) / saturatedSum(r)),
       goal: GOALS.cpuRatio,
       atMost: true,
+      beside:
+        `without the pipeline's cost at rest: ${rounded(
+          rounds.map((r) => (totalUs(r.at50) - restShare(r)) / saturatedSum(r)),
+        )}; ` +
+        `bare pipeline at the same rate ÷ its maximum: ${rounded(
+          rounds.map((r) => totalUs(r.bare50) / totalUs(r.bareMax)),
+        )}`,
     },
     {
       label: '(b) p99 ms at 50% (request sent -> webhook arrived)',
@@ -224,7 +239,7 @@ export function report(h: ReportHeader, idle: PhaseRow, rounds: readonly RoundRe
       'per call',
     ),
     '',
-    goalTable(goals(rounds)),
+    goalTable(goals(idle, rounds)),
   );
   return out.join('\n');
 }
