@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 
-import { progress } from '../common.mts';
+import { progress, runBench } from '../common.mts';
 import { type AppName, Apps, APPS, ReadinessWatch } from './apps.mts';
 import { type ChaosReport, type PhaseTimes, results, resultsTable } from './results.mts';
 import { kafkaLibs, Stand } from './stand.mts';
@@ -222,27 +222,14 @@ async function until(test: () => boolean, timeoutMs: number, what: string): Prom
   }
 }
 
-async function main(): Promise<void> {
-  const s = settings(process.env);
-  const suite = new ChaosSuite(s);
-  const interrupted = () => {
-    suite.killNow();
-    void suite.tearDown().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  let code = 0;
-  try {
+const chaos = settings(process.env);
+const suite = new ChaosSuite(chaos);
+runBench({
+  supervisor: { killAllNow: () => suite.killNow() },
+  stand: suite,
+  async run() {
     const report = await suite.run();
-    console.log(resultsTable(report, s.rate));
-    if (s.jsonFile) writeFileSync(s.jsonFile, JSON.stringify(report, null, 2));
-  } catch (error) {
-    console.error(error);
-    code = 1;
-  } finally {
-    await suite.tearDown();
-  }
-  process.exit(code);
-}
-
-void main();
+    if (chaos.jsonFile) writeFileSync(chaos.jsonFile, JSON.stringify(report, null, 2));
+    return resultsTable(report, chaos.rate);
+  },
+});
