@@ -226,10 +226,10 @@ describe('BatchProducer after the broker refused a producer id', () => {
 });
 
 describe(`${BatchProducer.name} lingering`, () => {
+  beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   it('ends a linger early once lingerRecords are queued', async () => {
-    jest.useFakeTimers();
     const requests: string[][] = [];
     const producer = new BatchProducer(fakeConnection(requests), {
       lingerMs: 1_000,
@@ -248,7 +248,6 @@ describe(`${BatchProducer.name} lingering`, () => {
   });
 
   it('with two in flight, a send during a linger joins it, one during a request lingers anew', async () => {
-    jest.useFakeTimers();
     const p = heldProducers();
     const producer = new BatchProducer(p.connection, { requestsInFlight: 2, lingerMs: 20 });
     await producer.connect();

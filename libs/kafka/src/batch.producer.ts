@@ -237,17 +237,15 @@ export class BatchProducer {
     if (this.queue.length === 0 || this.queuedRecords >= this.options.lingerRecords) return;
     const wait = this.queue[0].queuedAt + this.options.lingerMs - performance.now();
     if (wait < 1) return;
-    let timer: NodeJS.Timeout | undefined;
-    let end: (() => void) | undefined;
+    let end = (): void => undefined;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    const timer = setTimeout(end, wait);
+    this.endLingers.push(end);
     try {
-      await new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, wait);
-        end = resolve;
-        this.endLingers.push(resolve);
-      });
+      await ended;
     } finally {
       clearTimeout(timer);
-      const at = this.endLingers.indexOf(end!);
+      const at = this.endLingers.indexOf(end);
       if (at >= 0) this.endLingers.splice(at, 1);
     }
   }

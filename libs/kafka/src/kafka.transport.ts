@@ -141,24 +141,23 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   /** When the linger after the last fetch that caught up ends; its other batches wait as long. */
   private lingerUntil = 0;
   /** The partitions' finished offsets, committed together. */
-  private readonly commits: OffsetCommits;
+  private readonly commits = new OffsetCommits(
+    (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
+    COMMIT_GATHER_MS,
+    {
+      firstMs: COMMIT_RETRY_MS,
+      maxMs: COMMIT_RETRY_MAX_MS,
+      failed: (error, offsets) =>
+        this.log.warn(
+          `commit of ${offsets.length} partition(s) refused again: ${describe(error)}; retrying`,
+        ),
+    },
+  );
 
   constructor(private readonly options: KafkaTransportOptions) {
     super();
     this.now = options.now ?? Date.now;
     options.health?.track(() => this.consumerStatus());
-    this.commits = new OffsetCommits(
-      (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
-      COMMIT_GATHER_MS,
-      {
-        firstMs: COMMIT_RETRY_MS,
-        maxMs: COMMIT_RETRY_MAX_MS,
-        failed: (error, offsets) =>
-          this.log.warn(
-            `commit of ${offsets.length} partition(s) refused again: ${describe(error)}; retrying`,
-          ),
-      },
-    );
   }
 
   /** Registers the handler of one logical topic; call before the app starts. */
