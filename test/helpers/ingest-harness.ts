@@ -39,12 +39,13 @@ export class IngestHarness {
   url!: string;
   connection!: KafkaConnection;
   reader!: TopicReader;
+  /** The settings database; set before `start` to run on one the test prepared itself. */
   db!: TestDatabase;
   readonly prefix = uniquePrefix('ingest');
 
-  /** Creates a database with the migrations applied and starts ingest against it. */
+  /** Creates a database with the migrations applied (unless one is set) and starts ingest. */
   async start(env: Record<string, string> = {}): Promise<this> {
-    this.db = await createMigratedTestDatabase();
+    this.db ??= await createMigratedTestDatabase();
     const kafkaBrokers = env.KAFKA_BROKERS?.split(',') ?? serviceEnv().kafkaBrokers;
     this.app = await startIngest(
       loadIngestConfig({
