@@ -11,7 +11,9 @@ export class JsonLogger extends ConsoleLogger {
     private readonly app: string,
     level: LogLevelName,
   ) {
-    super({ json: true, colors: false, logLevels: levelsFrom(level) });
+    // structuredParams off: an object after the message stays its own entry, as the log format
+    // has always been (the logger's default nests it under `params` since Nest 12).
+    super({ json: true, colors: false, structuredParams: false, logLevels: levelsFrom(level) });
   }
 
   protected override getJsonLogObject(

@@ -31,7 +31,7 @@ describe(listenerClientConfig.name, () => {
   });
 
   it('refuses a DataSource of another database type', () => {
-    expect(() => listenerClientConfig({ type: 'sqlite', database: ':memory:' })).toThrow(
+    expect(() => listenerClientConfig({ type: 'better-sqlite3', database: ':memory:' })).toThrow(
       'postgres',
     );
   });

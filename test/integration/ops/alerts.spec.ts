@@ -36,7 +36,9 @@ function promtool(args: string[]): string {
     return execFileSync('promtool', args, { cwd: ROOT, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`promtool ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    throw new Error(`promtool ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`, {
+      cause: error,
+    });
   }
 }
 
