@@ -45,8 +45,9 @@ export async function insertLedgerRows(
     const days = new Set(rows.map((r) => Math.floor(Date.parse(r.firstAttemptAt) / DAY_MS)));
     for (const day of days) await ensurePartition(client, day);
     const column = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick);
-    await client.query(
-      `INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
+    await retryOnDeadlock(() =>
+      client.query(
+        `INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
          "message_id", "call_type", "event", "state", "reason", "last_status", "last_detail",
          "last_latency_ms", "attempts", "next_attempt_at", "updated_at", "history",
          "dead_partition", "dead_offset", "replay_of")
@@ -63,32 +64,49 @@ export async function insertLedgerRows(
          "next_attempt_at" = EXCLUDED."next_attempt_at", "updated_at" = EXCLUDED."updated_at",
          "history" = EXCLUDED."history", "dead_partition" = EXCLUDED."dead_partition",
          "dead_offset" = EXCLUDED."dead_offset", "replay_of" = EXCLUDED."replay_of"`,
-      [
-        column((r) => r.id),
-        column((r) => r.firstAttemptAt),
-        column((r) => r.sourceId ?? randomUUID()),
-        column((r) => r.destinationId ?? randomUUID()),
-        column((r) => r.messageId ?? randomUUID()),
-        column((r) => r.callType ?? 'track'),
-        column((r) => (r.event === undefined ? 'Order Completed' : r.event)),
-        column((r) => r.state ?? 'delivered'),
-        column((r) => r.reason ?? null),
-        column((r) => r.lastStatus ?? null),
-        column((r) => r.lastDetail ?? null),
-        column((r) => r.lastLatencyMs ?? null),
-        column((r) => r.attempts ?? 1),
-        column((r) => r.nextAttemptAt ?? null),
-        column((r) => r.updatedAt ?? new Date(Date.parse(r.firstAttemptAt) + 1_000).toISOString()),
-        column((r) => JSON.stringify(r.history ?? [])),
-        column((r) => r.deadPartition ?? null),
-        column((r) => r.deadOffset ?? null),
-        column((r) => r.replayOf ?? null),
-      ],
+        [
+          column((r) => r.id),
+          column((r) => r.firstAttemptAt),
+          column((r) => r.sourceId ?? randomUUID()),
+          column((r) => r.destinationId ?? randomUUID()),
+          column((r) => r.messageId ?? randomUUID()),
+          column((r) => r.callType ?? 'track'),
+          column((r) => (r.event === undefined ? 'Order Completed' : r.event)),
+          column((r) => r.state ?? 'delivered'),
+          column((r) => r.reason ?? null),
+          column((r) => r.lastStatus ?? null),
+          column((r) => r.lastDetail ?? null),
+          column((r) => r.lastLatencyMs ?? null),
+          column((r) => r.attempts ?? 1),
+          column((r) => r.nextAttemptAt ?? null),
+          column(
+            (r) => r.updatedAt ?? new Date(Date.parse(r.firstAttemptAt) + 1_000).toISOString(),
+          ),
+          column((r) => JSON.stringify(r.history ?? [])),
+          column((r) => r.deadPartition ?? null),
+          column((r) => r.deadOffset ?? null),
+          column((r) => r.replayOf ?? null),
+        ],
+      ),
     );
   } finally {
     await client.end();
   }
   return rows.map((r) => r.id);
+}
+
+/**
+ * Runs `statement` again when PostgreSQL aborted it to break a deadlock: the app's own ledger
+ * writer may upsert the same dead letters' rows at the same moment, in another order.
+ */
+async function retryOnDeadlock<T>(statement: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= attempts) throw error;
+    }
+  }
 }
 
 /** The day partition `delivery_ledger_YYYYMMDD` of a UTC day (days since the epoch). */
