@@ -41,7 +41,20 @@ export interface WebhookClientOptions {
   readonly ca?: SecureContextOptions['ca'];
   /** The most bytes of an answer's body read (and discarded); the rest closes the socket. */
   readonly maxResponseBytes?: number;
+  /** Starts and cancels each attempt's deadline; `setTimeout` unless a test decides. */
+  readonly deadlines?: Deadlines;
 }
+
+/** Starts a deadline that calls `expire` after `ms`, and cancels one by its handle. */
+export interface Deadlines {
+  start(expire: () => void, ms: number): unknown;
+  cancel(handle: unknown): void;
+}
+
+const TIMER_DEADLINES: Deadlines = {
+  start: (expire, ms) => setTimeout(expire, ms),
+  cancel: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** Certificate verification failures: the handshake stops, no request is sent. */
 const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
@@ -81,11 +94,13 @@ interface Target {
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
+  private readonly deadlines: Deadlines;
   /** Parsed and checked webhook URLs by their text. */
   private readonly targets = new Map<string, Target | AttemptResult>();
 
   constructor(private readonly options: WebhookClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
+    this.deadlines = options.deadlines ?? TIMER_DEADLINES;
     this.agent = new Agent({
       connections: options.connectionsPerOrigin,
       headersTimeout: options.timeoutMs,
@@ -103,7 +118,12 @@ export class WebhookClient {
     const target = this.target(url);
     if ('kind' in target) return Promise.resolve(target);
     return new Promise((resolve) => {
-      const attempt = new Attempt(resolve, this.options.timeoutMs, this.maxResponseBytes);
+      const attempt = new Attempt(
+        resolve,
+        this.options.timeoutMs,
+        this.maxResponseBytes,
+        this.deadlines,
+      );
       this.agent.dispatch(
         { origin: target.origin, path: target.path, method: 'POST', headers, body },
         attempt,
@@ -133,11 +153,11 @@ export class WebhookClient {
  * answer that may carry one, and counts the body's bytes without buffering them. This is
  * what `Dispatcher.request` plus `body.dump()` did, without the response stream, the parsed
  * header object, the async resource and the abort signal that those build for every request.
- * Its one timer covers the whole attempt, including a wait for a pooled connection.
+ * Its one deadline covers the whole attempt, including a wait for a pooled connection.
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private abort?: (reason?: Error) => void;
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadline: unknown;
   private timedOut = false;
   private settled = false;
   private status = 0;
@@ -148,8 +168,9 @@ class Attempt implements Dispatcher.DispatchHandler {
     private readonly resolve: (result: AttemptResult) => void,
     private readonly timeoutMs: number,
     private readonly maxResponseBytes: number,
+    private readonly deadlines: Deadlines,
   ) {
-    this.timer = setTimeout(() => this.expire(), timeoutMs);
+    this.deadline = deadlines.start(() => this.expire(), timeoutMs);
   }
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -199,7 +220,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.deadlines.cancel(this.deadline);
     this.resolve(result);
   }
 }
