@@ -4,6 +4,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 
 import { SsrfGuard } from './ssrf-guard';
+import { WEBHOOK_METHOD } from './webhook-request';
 
 /** Why an attempt failed in a way worth trying again. */
 export type RetryableReason = 'timeout' | 'connection_error' | 'http_5xx' | 'http_408' | 'http_429';
@@ -113,7 +114,7 @@ export class WebhookClient {
     });
   }
 
-  /** POSTs `body` to `url`; never throws. */
+  /** POSTs `body` to `url` with `headers` (`webhook-request.ts` makes them); never throws. */
   post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
     const target = this.target(url);
     if ('kind' in target) return Promise.resolve(target);
@@ -125,7 +126,7 @@ export class WebhookClient {
         this.deadlines,
       );
       this.agent.dispatch(
-        { origin: target.origin, path: target.path, method: 'POST', headers, body },
+        { origin: target.origin, path: target.path, method: WEBHOOK_METHOD, headers, body },
         attempt,
       );
     });
