@@ -31,13 +31,20 @@ const shared = {
 };
 
 /**
- * Three projects: unit specs beside the code (no services), integration tests against the
- * real Kafka and PostgreSQL, and e2e tests that boot the apps. `npm test` runs them all.
+ * Four projects: unit specs beside the code (no services), medium tests of the rules that live
+ * in SQL against a real PostgreSQL (no Kafka), integration tests against the real Kafka and
+ * PostgreSQL, and e2e tests that boot the apps. `npm test` runs them all.
  * @type {import('jest').Config}
  */
 module.exports = {
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts'] },
+    {
+      ...shared,
+      displayName: 'medium',
+      testMatch: ['<rootDir>/test/medium/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/jest-setup.ts'],
+    },
     {
       ...shared,
       displayName: 'integration',

@@ -43,10 +43,10 @@ class IngestEnv extends BaseEnv {
 
   /**
    * Longest a tracking request's calls wait for others to share their produce request, in
-   * milliseconds; 16 calls waiting end it early. It adds up to this much latency at a
-   * moderate rate, where it gathers calls into one request that the router and the
-   * dispatcher then fetch, route and deliver as one batch; under load calls wait for the
-   * requests in flight anyway. 0 sends at once.
+   * milliseconds; the producer's `lingerRecords` calls waiting (libs/kafka) end it early. It
+   * adds up to this much latency at a moderate rate, where it gathers calls into one request
+   * that the router and the dispatcher then fetch, route and deliver as one batch; under load
+   * calls wait for the requests in flight anyway. 0 sends at once.
    */
   @IsInt()
   @Min(0)

@@ -1,4 +1,9 @@
-/** Headers Sluice sets itself on every webhook POST (lower case): a static header cannot. */
+/**
+ * Headers set on every webhook request (lower case), by the dispatcher
+ * (`apps/dispatcher/src/delivery/webhook-request.ts`) or its HTTP client (`Host`,
+ * `Content-Length`): a static header cannot take them. That module's spec checks this list
+ * against what a request carries on the wire.
+ */
 export const RESERVED_WEBHOOK_HEADERS: readonly string[] = [
   'content-type',
   'user-agent',

@@ -69,6 +69,23 @@ describe('the tracking API', () => {
     expect(json(record)).not.toHaveProperty('writeKey');
   });
 
+  it("takes the Basic header's write key over another one in the body, silently", async () => {
+    const other = await h.source();
+    const messageId = randomUUID();
+    const call = { writeKey: source.writeKey, userId: 'u-header', event: 'E', messageId };
+    await expect(h.post('/v1/track', call, { basic: other.writeKey })).resolves.toEqual({
+      status: 200,
+      body: { success: true },
+    });
+    const record = await published(messageId);
+    expect(headerText(record, HEADER.sourceId)).toBe(other.id);
+    expect(json(record)).not.toHaveProperty('writeKey');
+    // The header alone decides: an unknown key there is refused whatever the body holds.
+    await expect(
+      h.post('/v1/track', { ...call, messageId: randomUUID() }, { basic: 'no-such-key' }),
+    ).resolves.toMatchObject({ status: 401, body: { code: 'unauthorized' } });
+  });
+
   it('generates a messageId and turns numeric ids into strings', async () => {
     const userId = Math.floor(Math.random() * 1e9);
     expect((await h.post('/v1/identify', { userId }, { basic: source.writeKey })).status).toBe(200);

@@ -21,8 +21,9 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * De-duplication by (source, messageId) within the window (ROUTER_DEDUP_WINDOW_SECONDS, on by
- * default): ingest accepts every copy (200), the router delivers one and counts the others;
+ * De-duplication by (source, messageId) per calls partition within the window
+ * (ROUTER_DEDUP_WINDOW_SECONDS, on by default): ingest accepts every copy (200), the router
+ * delivers one and counts the others;
  * what the router saw survives a restart of its process, rebuilt from Kafka.
  */
 describe('de-duplication by messageId', () => {

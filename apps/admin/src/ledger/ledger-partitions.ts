@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+
+import type { LedgerRepository } from './ledger.repository';
 
 const DAY_MS = 86_400_000;
 const PARTITION = /^delivery_ledger_(\d{4})(\d{2})(\d{2})$/;
@@ -28,7 +29,7 @@ export class LedgerPartitions {
   private readonly logger = new Logger(LedgerPartitions.name);
   private readonly known = new Set<string>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly repository: LedgerRepository) {}
 
   /** Makes the partitions of the given days that do not exist yet. */
   async ensure(days: Iterable<Date>): Promise<void> {
@@ -37,32 +38,18 @@ export class LedgerPartitions {
       if (this.known.has(name)) continue;
       const from = new Date(Math.floor(day.getTime() / DAY_MS) * DAY_MS);
       const to = new Date(from.getTime() + DAY_MS);
-      try {
-        await this.dataSource.query(
-          `CREATE TABLE IF NOT EXISTS "${name}" PARTITION OF "delivery_ledger"
-             FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`,
-        );
-      } catch (error) {
-        // Another writer made it between our check and our statement.
-        if ((error as { code?: string }).code !== '42P07') throw error;
-      }
+      await this.repository.createPartition(name, from, to);
       this.known.add(name);
     }
   }
 
   /** Drops every partition of a day before `oldestKept`; answers the names dropped. */
   async dropBefore(oldestKept: Date): Promise<string[]> {
-    const rows: { name: string }[] = await this.dataSource.query(
-      `SELECT c.relname AS name FROM pg_inherits i
-         JOIN pg_class c ON c.oid = i.inhrelid
-         JOIN pg_class p ON p.oid = i.inhparent
-        WHERE p.relname = 'delivery_ledger'`,
-    );
     const dropped: string[] = [];
-    for (const { name } of rows) {
+    for (const name of await this.repository.partitionNames()) {
       const day = partitionDay(name);
       if (day === undefined || day >= oldestKept) continue;
-      await this.dataSource.query(`DROP TABLE IF EXISTS "${name}"`);
+      await this.repository.dropPartition(name);
       this.known.delete(name);
       dropped.push(name);
     }

@@ -25,8 +25,8 @@ import {
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
-import { StaticHeaders } from './static-headers';
 import { WebhookClient } from './webhook-client';
+import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
 
 /** The settings of the dispatch, from the app's configuration. */
 export interface DispatchOptions extends RetryPolicy {
@@ -53,10 +53,6 @@ export type DeliveryPath = 'main' | 'retry';
 
 /** What became of one delivery record. */
 export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
-
-/** The HTTP headers every webhook request carries; static headers cannot replace them. */
-export const USER_AGENT = 'Sluice/1.0';
-export const SIGNATURE_HEADER = 'x-signature';
 
 /**
  * Delivers one record of the deliveries topic or of a retry tier (docs/architecture.md,
@@ -163,7 +159,7 @@ export class DispatchService {
     const startedAt = this.now();
     let signed: Record<string, string>;
     try {
-      signed = this.baseHeaders(destination, body);
+      signed = sluiceHeaders(body, this.signer(destination));
     } catch (error) {
       if (!(error instanceof SecretBoxError)) throw error;
       // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's):
@@ -295,7 +291,7 @@ export class DispatchService {
     body: Buffer,
     signed: Record<string, string>,
   ): Promise<TimedResult> {
-    const headers = { ...this.staticHeaders.of(webhook), ...signed };
+    const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
@@ -310,22 +306,16 @@ export class DispatchService {
     return { webhookId: webhook.id, result, latencyMs };
   }
 
-  /** User-Agent, Content-Type and, with a shared secret, the signature of the exact bytes. */
-  private baseHeaders(destination: DestinationSettings, body: Buffer): Record<string, string> {
-    const headers: Record<string, string> = {
-      'user-agent': USER_AGENT,
-      'content-type': 'application/json',
-    };
+  /** The signer of a destination's shared secret, opened once per settings snapshot. */
+  private signer(destination: DestinationSettings): HmacSha1 | undefined {
     const ciphertext = destination.sharedSecretCiphertext;
-    if (ciphertext) {
-      let signer = this.signers.get(ciphertext);
-      if (signer === undefined) {
-        signer = new HmacSha1(this.options.secrets.open(ciphertext));
-        this.signers.set(ciphertext, signer);
-      }
-      headers[SIGNATURE_HEADER] = signer.hex(body);
+    if (!ciphertext) return undefined;
+    let signer = this.signers.get(ciphertext);
+    if (signer === undefined) {
+      signer = new HmacSha1(this.options.secrets.open(ciphertext));
+      this.signers.set(ciphertext, signer);
     }
-    return headers;
+    return signer;
   }
 }
 

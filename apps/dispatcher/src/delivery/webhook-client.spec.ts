@@ -1,3 +1,4 @@
+import * as diagnostics from 'node:diagnostics_channel';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
@@ -13,8 +14,10 @@ import {
   AttemptResult,
   classifyError,
   classifyStatus,
+  Deadlines,
   parseRetryAfter,
   WebhookClient,
+  WebhookClientOptions,
 } from './webhook-client';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
@@ -232,6 +235,27 @@ class TestServer {
   }
 }
 
+/** Deadlines that pass only when the test says so. */
+class ManualDeadlines implements Deadlines {
+  readonly started: { readonly expire: () => void; readonly ms: number; cancelled: boolean }[] = [];
+
+  start(expire: () => void, ms: number): unknown {
+    const deadline = { expire, ms, cancelled: false };
+    this.started.push(deadline);
+    return deadline;
+  }
+
+  cancel(handle: unknown): void {
+    (handle as { cancelled: boolean }).cancelled = true;
+  }
+
+  /** Passes the deadline started `index`th (from 0), unless it was cancelled. */
+  pass(index: number): void {
+    const deadline = this.started[index];
+    if (!deadline.cancelled) deadline.expire();
+  }
+}
+
 /** A port on 127.0.0.1 nothing listens on (it was free a moment ago). */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -241,15 +265,24 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/**
+ * The deadline of the clients below: undici's own timeouts, set from it, never fire in a test,
+ * and an attempt's deadline passes only when the test passes it, so no outcome depends on how
+ * fast the machine is.
+ */
+const FAR_MS = 60_000;
+
 describe(WebhookClient.name, () => {
   const TIMEOUT_MS = 300;
   const BODY = Buffer.from('{"version":1,"type":"track","event":"Ünïcödé ✓","properties":{}}');
   let servers: TestServer[];
   let clients: WebhookClient[];
+  let deadlines: ManualDeadlines;
 
   beforeEach(() => {
     servers = [];
     clients = [];
+    deadlines = new ManualDeadlines();
   });
 
   afterEach(async () => {
@@ -266,11 +299,17 @@ describe(WebhookClient.name, () => {
     return { server, base: `http://127.0.0.1:${port}` };
   }
 
-  function client(allowedCidrs: string[] = ['127.0.0.0/8']): WebhookClient {
+  /** A client whose deadlines pass only through `deadlines`. */
+  function client(
+    allowedCidrs: string[] = ['127.0.0.0/8'],
+    options: Partial<WebhookClientOptions> = {},
+  ): WebhookClient {
     const made = new WebhookClient({
-      timeoutMs: TIMEOUT_MS,
+      timeoutMs: FAR_MS,
       connectionsPerOrigin: 4,
       guard: new SsrfGuard(allowedCidrs),
+      deadlines,
+      ...options,
     });
     clients.push(made);
     return made;
@@ -317,15 +356,39 @@ describe(WebhookClient.name, () => {
     expect(server.received.map((r) => r.url)).toEqual(['/moved']);
   });
 
-  it('times out near the deadline when the server never answers', async () => {
-    const { server, base } = await serve(() => undefined);
-    const startedAt = performance.now();
-    const result: AttemptResult = await client().post(`${base}/`, BODY, {});
-    const elapsedMs = performance.now() - startedAt;
-    expect(result).toMatchObject({ kind: 'retryable', reason: 'timeout' });
+  it('times out at its deadline when the server never answers', async () => {
+    let arrived!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const { server, base } = await serve(() => arrived());
+    let settled = false;
+    const result = client().post(`${base}/`, BODY, {});
+    void result.then(() => (settled = true));
+    expect(deadlines.started.map((d) => d.ms)).toEqual([FAR_MS]);
+    await received;
+    expect(settled).toBe(false);
+    deadlines.pass(0);
+    await expect(result).resolves.toEqual({
+      kind: 'retryable',
+      reason: 'timeout',
+      detail: `no answer in ${FAR_MS} ms`,
+    });
     expect(server.received).toHaveLength(1);
-    expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
-    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 1500);
+  });
+
+  it('times out by the clock with its default deadlines, never before the deadline', async () => {
+    const { server, base } = await serve(() => undefined);
+    const timed = new WebhookClient({
+      timeoutMs: TIMEOUT_MS,
+      connectionsPerOrigin: 1,
+      guard: new SsrfGuard(['127.0.0.0/8']),
+    });
+    clients.push(timed);
+    const startedAt = performance.now();
+    const result: AttemptResult = await timed.post(`${base}/`, BODY, {});
+    // Whatever the machine's speed: a slow connect is a timeout too, and none comes early.
+    expect(result).toMatchObject({ kind: 'retryable', reason: 'timeout' });
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(server.received.length).toBeLessThanOrEqual(1);
   });
 
   it('drains a large answer without error', async () => {
@@ -354,19 +417,12 @@ describe(WebhookClient.name, () => {
       const timer = setInterval(() => response.write(Buffer.alloc(1024, 'x')), 5);
       response.on('close', () => clearInterval(timer));
     });
-    const capped = new WebhookClient({
-      timeoutMs: 5_000,
-      connectionsPerOrigin: 1,
-      guard: new SsrfGuard(['127.0.0.0/8']),
-      maxResponseBytes: 8 * 1024,
-    });
-    clients.push(capped);
-    const startedAt = performance.now();
+    const capped = client(['127.0.0.0/8'], { connectionsPerOrigin: 1, maxResponseBytes: 8 * 1024 });
+    // No deadline passes here: only the cap can settle the attempt.
     await expect(capped.post(`${base}/`, BODY, {})).resolves.toEqual({
       kind: 'success',
       status: 201,
     });
-    expect(performance.now() - startedAt).toBeLessThan(2_000);
     // The connection was closed and a new one serves the next attempt.
     await expect(capped.post(`${base}/`, BODY, {})).resolves.toMatchObject({ status: 201 });
   });
@@ -376,34 +432,49 @@ describe(WebhookClient.name, () => {
       response.writeHead(200, { 'content-length': '100' });
       response.write('partial');
     });
-    await expect(client().post(`${base}/`, BODY, {})).resolves.toEqual({
-      kind: 'success',
-      status: 200,
-    });
+    // undici announces an answer's status just before it hands it to the attempt.
+    let answered!: () => void;
+    const statusArrived = new Promise<void>((resolve) => (answered = resolve));
+    const onHeaders = (): void => answered();
+    diagnostics.subscribe('undici:request:headers', onHeaders);
+    try {
+      const result = client().post(`${base}/`, BODY, {});
+      await statusArrived;
+      deadlines.pass(0);
+      await expect(result).resolves.toEqual({ kind: 'success', status: 200 });
+    } finally {
+      diagnostics.unsubscribe('undici:request:headers', onHeaders);
+    }
   });
 
   it('times out a request waiting for a pooled connection at its own deadline, unsent', async () => {
-    const { server, base } = await serve(() => undefined);
-    const single = new WebhookClient({
-      timeoutMs: TIMEOUT_MS,
-      connectionsPerOrigin: 1,
-      guard: new SsrfGuard(['127.0.0.0/8']),
+    // The server holds /first (the only connection stays busy) and answers any other at once.
+    let firstArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (firstArrived = resolve));
+    const { server, base } = await serve((request, response) => {
+      if (request.url === '/first') firstArrived();
+      else response.writeHead(204).end();
     });
-    clients.push(single);
-    const startedAt = performance.now();
-    const results = await Promise.all([
-      single.post(`${base}/first`, BODY, {}),
-      single.post(`${base}/second`, BODY, {}),
-    ]);
-    const elapsedMs = performance.now() - startedAt;
-    expect(results).toEqual([
-      expect.objectContaining({ kind: 'retryable', reason: 'timeout' }),
-      expect.objectContaining({ kind: 'retryable', reason: 'timeout' }),
-    ]);
-    // Both within one deadline (not one after the other), and the second never sent.
-    expect(elapsedMs).toBeLessThan(2 * TIMEOUT_MS);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(server.received.map((r) => r.url)).toEqual(['/first']);
+    const single = client(['127.0.0.0/8'], { connectionsPerOrigin: 1 });
+    const first = single.post(`${base}/first`, BODY, {});
+    const second = single.post(`${base}/second`, BODY, {});
+    let firstSettled = false;
+    void first.then(() => (firstSettled = true));
+    // Each deadline starts when its request is made, not when it gets a connection.
+    expect(deadlines.started.map((d) => d.ms)).toEqual([FAR_MS, FAR_MS]);
+    await arrived;
+
+    deadlines.pass(1);
+    await expect(second).resolves.toMatchObject({ kind: 'retryable', reason: 'timeout' });
+    expect(firstSettled).toBe(false);
+    deadlines.pass(0);
+    await expect(first).resolves.toMatchObject({ kind: 'retryable', reason: 'timeout' });
+    // The freed connection serves the queue in order: /second is dropped, unsent, then /third.
+    await expect(single.post(`${base}/third`, BODY, {})).resolves.toEqual({
+      kind: 'success',
+      status: 204,
+    });
+    expect(server.received.map((r) => r.url)).toEqual(['/first', '/third']);
   });
 
   it('refuses a loopback IP literal without the allow-list, without connecting', async () => {
@@ -459,12 +530,7 @@ describe(WebhookClient.name, () => {
     const lookup: SsrfGuard['lookup'] = (host, options, callback) =>
       guard.lookup(host === 'my_receiver' ? '127.0.0.1' : host, options, callback);
     const composeGuard: SsrfGuard = Object.assign(Object.create(guard) as SsrfGuard, { lookup });
-    const underscored = new WebhookClient({
-      timeoutMs: TIMEOUT_MS,
-      connectionsPerOrigin: 1,
-      guard: composeGuard,
-    });
-    clients.push(underscored);
+    const underscored = client([], { connectionsPerOrigin: 1, guard: composeGuard });
     const url = `${base.replace('127.0.0.1', 'my_receiver')}/hook`;
     await expect(underscored.post(url, BODY, {})).resolves.toEqual({
       kind: 'success',
@@ -520,9 +586,10 @@ describe(`${WebhookClient.name} over HTTPS`, () => {
 
   function client(ca?: string): WebhookClient {
     webhooks = new WebhookClient({
-      timeoutMs: 2_000,
+      timeoutMs: FAR_MS,
       connectionsPerOrigin: 2,
       guard: new SsrfGuard(['127.0.0.0/8', '::1/128']),
+      deadlines: new ManualDeadlines(),
       ...(ca === undefined ? {} : { ca }),
     });
     return webhooks;

@@ -4,6 +4,7 @@ import type { SecureContextOptions } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
 
 import { SsrfGuard } from './ssrf-guard';
+import { WEBHOOK_METHOD } from './webhook-request';
 
 /** Why an attempt failed in a way worth trying again. */
 export type RetryableReason = 'timeout' | 'connection_error' | 'http_5xx' | 'http_408' | 'http_429';
@@ -41,7 +42,20 @@ export interface WebhookClientOptions {
   readonly ca?: SecureContextOptions['ca'];
   /** The most bytes of an answer's body read (and discarded); the rest closes the socket. */
   readonly maxResponseBytes?: number;
+  /** Starts and cancels each attempt's deadline; `setTimeout` unless a test decides. */
+  readonly deadlines?: Deadlines;
 }
+
+/** Starts a deadline that calls `expire` after `ms`, and cancels one by its handle. */
+export interface Deadlines {
+  start(expire: () => void, ms: number): unknown;
+  cancel(handle: unknown): void;
+}
+
+const TIMER_DEADLINES: Deadlines = {
+  start: (expire, ms) => setTimeout(expire, ms),
+  cancel: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 /** Certificate verification failures: the handshake stops, no request is sent. */
 const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
@@ -81,11 +95,13 @@ interface Target {
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
+  private readonly deadlines: Deadlines;
   /** Parsed and checked webhook URLs by their text. */
   private readonly targets = new Map<string, Target | AttemptResult>();
 
   constructor(private readonly options: WebhookClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
+    this.deadlines = options.deadlines ?? TIMER_DEADLINES;
     this.agent = new Agent({
       connections: options.connectionsPerOrigin,
       headersTimeout: options.timeoutMs,
@@ -98,14 +114,19 @@ export class WebhookClient {
     });
   }
 
-  /** POSTs `body` to `url`; never throws. */
+  /** POSTs `body` to `url` with `headers` (`webhook-request.ts` makes them); never throws. */
   post(url: string, body: Buffer, headers: Record<string, string>): Promise<AttemptResult> {
     const target = this.target(url);
     if ('kind' in target) return Promise.resolve(target);
     return new Promise((resolve) => {
-      const attempt = new Attempt(resolve, this.options.timeoutMs, this.maxResponseBytes);
+      const attempt = new Attempt(
+        resolve,
+        this.options.timeoutMs,
+        this.maxResponseBytes,
+        this.deadlines,
+      );
       this.agent.dispatch(
-        { origin: target.origin, path: target.path, method: 'POST', headers, body },
+        { origin: target.origin, path: target.path, method: WEBHOOK_METHOD, headers, body },
         attempt,
       );
     });
@@ -133,11 +154,11 @@ export class WebhookClient {
  * answer that may carry one, and counts the body's bytes without buffering them. This is
  * what `Dispatcher.request` plus `body.dump()` did, without the response stream, the parsed
  * header object, the async resource and the abort signal that those build for every request.
- * Its one timer covers the whole attempt, including a wait for a pooled connection.
+ * Its one deadline covers the whole attempt, including a wait for a pooled connection.
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private abort?: (reason?: Error) => void;
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadline: unknown;
   private timedOut = false;
   private settled = false;
   private status = 0;
@@ -148,8 +169,9 @@ class Attempt implements Dispatcher.DispatchHandler {
     private readonly resolve: (result: AttemptResult) => void,
     private readonly timeoutMs: number,
     private readonly maxResponseBytes: number,
+    private readonly deadlines: Deadlines,
   ) {
-    this.timer = setTimeout(() => this.expire(), timeoutMs);
+    this.deadline = deadlines.start(() => this.expire(), timeoutMs);
   }
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -199,7 +221,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.deadlines.cancel(this.deadline);
     this.resolve(result);
   }
 }
