@@ -17,6 +17,8 @@ export { BatchProducer } from './client/batch.producer';
 export type { BatchProducerOptions } from './client/batch.producer';
 export { KafkaTransport } from './client/kafka.transport';
 export type { KafkaTransportOptions } from './client/kafka.transport';
+export { connectConsumers, defineKafkaTopology, lagGroups } from './client/kafka-topology';
+export type { KafkaTopology } from './client/kafka-topology';
 export { RebalanceWatch } from './client/rebalance-watch';
 export { incomingRecord } from './client/incoming-record';
 export { topicSpecs } from './client/topic-specs';
