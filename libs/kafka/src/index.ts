@@ -12,6 +12,7 @@ export { ConsumerHealth } from './semantics/consumer-health';
 // Connecting, producing, consuming.
 export { KafkaConnection } from './internals/kafka.connection';
 export { KafkaSecurityError } from './internals/kafka-security';
+export { MemoryCluster } from './internals/memory-cluster';
 export { KafkaModule } from './client/kafka.module';
 export { BatchProducer } from './client/batch.producer';
 export type { BatchProducerOptions } from './client/batch.producer';
