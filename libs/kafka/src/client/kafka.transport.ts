@@ -12,8 +12,6 @@ import { incomingRecord } from './incoming-record';
 import { closeTimeoutMs, consumerConfig, KafkaTransportOptions } from './kafka-transport.options';
 import { PartitionControl } from './partition-control';
 
-export type { KafkaTransportOptions } from './kafka-transport.options';
-
 /**
  * How long finished offsets gather before they are committed, all partitions in one request
  * ({@link OffsetCommits}): a crash replays at most about this much more. Shorter cost a
