@@ -4,6 +4,33 @@ import { defineConfig } from 'eslint/config';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
+/** Every file: a lib only through its index. */
+const LIB_INDEX_ONLY = {
+  group: ['@app/*/*'],
+  message: 'Import a lib only through its index, as @app/<lib>.',
+};
+
+/** Outside libs/kafka: nothing of it but its face, nothing of kafkajs's own modules. */
+const KAFKA_FACE_ONLY = [
+  { group: ['**/libs/kafka/**'], message: 'Use libs/kafka only through @app/kafka.' },
+  {
+    group: ['kafkajs/*'],
+    message: "Only libs/kafka/src/internals/ touches kafkajs's own modules.",
+  },
+];
+
+/** Inside libs/kafka: its index is the face, which imports the layers, not the reverse. */
+const FACE = {
+  regex: '^\\.\\.(/index)?$',
+  message: 'The face imports the layers, not the reverse.',
+};
+
+/** `require('kafkajs/src/…')`, which no-restricted-imports does not see. */
+const KAFKAJS_INTERNALS_REQUIRE = {
+  selector: "CallExpression[callee.name='require'][arguments.0.value=/^kafkajs.src./]",
+  message: "Only libs/kafka/src/internals/ touches kafkajs's own modules (kafkajs/src/**).",
+};
+
 export default defineConfig(
   {
     // Plain CommonJS that Node loads untransformed: the config files, Jest's global setup.
@@ -28,14 +55,8 @@ export default defineConfig(
       // Config classes annotate types so decorator metadata can convert environment strings.
       '@typescript-eslint/no-inferrable-types': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['@app/*/*'], message: 'Import a lib only through its index, as @app/<lib>.' },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [LIB_INDEX_ONLY] }],
+      'no-restricted-syntax': ['error', KAFKAJS_INTERNALS_REQUIRE],
     },
   },
   {
@@ -51,7 +72,7 @@ export default defineConfig(
     },
   },
   {
-    // Only libs/kafka talks to the Kafka client.
+    // Only libs/kafka talks to the Kafka client, and the others use it through its face.
     files: ['apps/**/*.ts', 'libs/!(kafka)/**/*.ts', 'test/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -63,11 +84,77 @@ export default defineConfig(
               message: 'Use @app/kafka; it is the only code that imports kafkajs.',
             },
           ],
+          patterns: [LIB_INDEX_ONLY, ...KAFKA_FACE_ONLY],
+        },
+      ],
+    },
+  },
+  {
+    // The benchmarks measure kafkajs as it is too, but libs/kafka only through its face.
+    files: ['bench/**/*.{ts,mts}'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [LIB_INDEX_ONLY, ...KAFKA_FACE_ONLY] }],
+    },
+  },
+  {
+    // libs/kafka's consumer semantics: plain TypeScript, unit-tested without a broker.
+    files: ['libs/kafka/src/semantics/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'kafkajs', message: 'semantics/ knows nothing of kafkajs.' }],
           patterns: [
-            { group: ['@app/*/*'], message: 'Import a lib only through its index, as @app/<lib>.' },
+            LIB_INDEX_ONLY,
+            { group: ['kafkajs/*'], message: 'semantics/ knows nothing of kafkajs.' },
+            { group: ['@nestjs/*'], message: 'semantics/ knows nothing of Nest.' },
+            {
+              group: ['../client/*', '../internals/*'],
+              message: 'semantics/ is the inner layer: it imports nothing of libs/kafka beside it.',
+            },
+            FACE,
           ],
         },
       ],
+    },
+  },
+  {
+    // libs/kafka's transport, producer, readers and module: kafkajs's public API only.
+    files: ['libs/kafka/src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            LIB_INDEX_ONLY,
+            {
+              group: ['kafkajs/*'],
+              message: "client/ uses kafkajs's public API; its own modules are internals/'s.",
+            },
+            FACE,
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // libs/kafka's internals: the one place that reaches into kafkajs/src/**.
+    files: ['libs/kafka/src/internals/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            LIB_INDEX_ONLY,
+            {
+              group: ['../client/*', '../semantics/*'],
+              message: 'internals/ knows nothing of the layers built on it.',
+            },
+            FACE,
+          ],
+        },
+      ],
+      'no-restricted-syntax': 'off',
     },
   },
   {

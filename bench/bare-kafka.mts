@@ -52,7 +52,7 @@ interface RuntimeLib {
   setV8Options(): void;
 }
 
-/** Ingest's PRODUCE_REQUESTS_IN_FLIGHT (apps/ingest/src/app.module.ts). */
+/** Ingest's PRODUCE_REQUESTS_IN_FLIGHT (apps/ingest/src/kafka-topology.ts). */
 const REQUESTS_IN_FLIGHT = 2;
 const SUCCESS = Buffer.from('{"success":true}');
 const INVALID = Buffer.from('{"code":"invalid_json","message":"the body is not valid JSON"}');

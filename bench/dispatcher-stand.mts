@@ -95,8 +95,8 @@ export class DispatcherStand {
   }
 
   /**
-   * The dispatcher's consumer groups (apps/dispatcher/src/app.module.ts dispatcherGroupIds)
-   * and the admin app's (apps/admin/src/app.module.ts adminGroupIds).
+   * The dispatcher's consumer groups and the admin app's, as each app declares them
+   * (apps/dispatcher/src/kafka-topology.ts, apps/admin/src/kafka-topology.ts).
    */
   groups(part: Part): { main: string; retries: string; receipts: string; ledger: string } {
     const prefix = this.partPrefix(part);

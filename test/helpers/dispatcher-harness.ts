@@ -1,8 +1,9 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { loadDispatcherConfig, retryTiers } from '../../apps/dispatcher/src/config';
+import { loadDispatcherConfig } from '../../apps/dispatcher/src/config';
+import { dispatcherKafka } from '../../apps/dispatcher/src/kafka-topology';
 import { startDispatcher } from '../../apps/dispatcher/src/main';
-import { HEADER, retryTopic, TOPIC } from '@app/contracts';
+import { HEADER, TOPIC } from '@app/contracts';
 import { IncomingRecord } from '@app/kafka';
 import { DestinationSettings, SettingsCache } from '@app/settings';
 import { SecretBox } from '@app/signing';
@@ -64,7 +65,7 @@ export class DispatcherHarness extends RouterHarness {
     this.outbound = await new TopicReader(this.connection, [
       TOPIC.deliveriesDead,
       TOPIC.deliveryOutcomes,
-      ...retryTiers(config).map(retryTopic),
+      ...dispatcherKafka(config).consumers.retries.topics,
     ]).start();
     return this;
   }

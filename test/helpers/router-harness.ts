@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
-import { loadRouterConfig } from '../../apps/router/src/config';
+import { loadRouterConfig, RouterConfig } from '../../apps/router/src/config';
+import { routerKafka } from '../../apps/router/src/kafka-topology';
 import { startRouter } from '../../apps/router/src/main';
 import { HEADER, TOPIC } from '@app/contracts';
 import {
@@ -39,6 +40,7 @@ const SETTLE_TIMEOUT_MS = 20_000;
  */
 export class RouterHarness extends IngestHarness {
   router!: NestFastifyApplication;
+  routerConfig!: RouterConfig;
   routerUrl!: string;
   deliveries!: TopicReader;
   producer!: BatchProducer;
@@ -48,18 +50,17 @@ export class RouterHarness extends IngestHarness {
   override async start(env: Record<string, string> = {}): Promise<this> {
     await super.start(env);
     const kafkaBrokers = env.KAFKA_BROKERS?.split(',') ?? serviceEnv().kafkaBrokers;
-    this.router = await startRouter(
-      loadRouterConfig({
-        KAFKA_BROKERS: kafkaBrokers.join(','),
-        DATABASE_URL: this.db.url,
-        KAFKA_TOPIC_PREFIX: this.prefix,
-        KAFKA_TOPIC_PARTITIONS: '2',
-        HTTP_HOST: '127.0.0.1',
-        ROUTER_PORT: '0',
-        LOG_LEVEL: 'error',
-        ...env,
-      }),
-    );
+    this.routerConfig = loadRouterConfig({
+      KAFKA_BROKERS: kafkaBrokers.join(','),
+      DATABASE_URL: this.db.url,
+      KAFKA_TOPIC_PREFIX: this.prefix,
+      KAFKA_TOPIC_PARTITIONS: '2',
+      HTTP_HOST: '127.0.0.1',
+      ROUTER_PORT: '0',
+      LOG_LEVEL: 'error',
+      ...env,
+    });
+    this.router = await startRouter(this.routerConfig);
     this.routerUrl = await this.router.getUrl();
     this.deliveries = await new TopicReader(this.connection, [TOPIC.deliveries]).start();
     this.producer = new BatchProducer(this.connection);
@@ -189,7 +190,10 @@ export class RouterHarness extends IngestHarness {
     const topic = this.connection.topic(TOPIC.calls);
     const [ends, [committed]] = await Promise.all([
       admin.fetchTopicOffsets(topic),
-      admin.fetchOffsets({ groupId: `${this.prefix}sluice-router`, topics: [topic] }),
+      admin.fetchOffsets({
+        groupId: routerKafka(this.routerConfig).consumers.calls.groupId,
+        topics: [topic],
+      }),
     ]);
     let lag = 0;
     for (const { partition, high } of ends) {

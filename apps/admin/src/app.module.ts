@@ -1,7 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 
-import { TOPIC } from '@app/contracts';
-import { ConsumerLagModule, KafkaConnection, RecordReader } from '@app/kafka';
+import { ConsumerLagModule, KafkaConnection, lagGroups, RecordReader } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
@@ -37,16 +36,11 @@ import {
   republishAfterMs,
   SYNC_EXPIRY_MS,
 } from './housekeeping';
+import { adminKafka } from './kafka-topology';
 import { LedgerConsumer } from './ledger/ledger.consumer';
 import { LEDGER_WRITER_OPTIONS, LedgerWriter } from './ledger/ledger.writer';
 import { SourcesController } from './sources/sources.controller';
 import { SourcesService } from './sources/sources.service';
-
-/** The admin app's consumer groups: deletion receipts, and the delivery ledger's writer. */
-export function adminGroupIds(config: AdminConfig): { receipts: string; ledger: string } {
-  const prefix = config.kafka.topicPrefix;
-  return { receipts: `${prefix}sluice-admin`, ledger: `${prefix}sluice-ledger` };
-}
 
 /**
  * The admin app: the control plane's REST API, the consumer of delivery outcomes that
@@ -59,19 +53,12 @@ export class AppModule {
       module: AppModule,
       imports: [
         RuntimeModule.forRoot(config, {
-          producer: { sendTimeoutMs: config.admin.produceTimeoutMs },
+          producer: adminKafka(config).producer,
           // The API reads and writes PostgreSQL; its consumers (receipts, ledger) catch up later.
           readiness: { database: true, consumers: false },
         }),
         // sluice_consumer_lag_records{group="…sluice-ledger"}: how far the ledger is behind.
-        ConsumerLagModule.forRoot({
-          groups: [
-            {
-              groupId: adminGroupIds(config).ledger,
-              topics: [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead],
-            },
-          ],
-        }),
+        ConsumerLagModule.forRoot({ groups: lagGroups(adminKafka(config)) }),
       ],
       controllers: [
         SourcesController,

@@ -1,39 +1,19 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 
-import { TOPIC } from '@app/contracts';
-import { KafkaTransport } from '@app/kafka';
+import { connectConsumers } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 
 import { countAdminRequests } from './admin.metrics';
-import { adminGroupIds, AppModule } from './app.module';
+import { AppModule } from './app.module';
 import { AdminConfig, loadAdminConfig } from './config';
 import { serveConsole } from './console/console.routes';
-import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { serveDocsPage } from './docs-page';
-import { LedgerConsumer } from './ledger/ledger.consumer';
+import { adminKafka } from './kafka-topology';
 import { adminValidationPipe } from './validation';
 
 /** Where the admin API's OpenAPI document is served (no token needed, like its docs page). */
 export const OPENAPI_PATH = '/admin/v1/openapi.json';
-
-/** Partitions of the outcomes topic handled at once, and outcomes in flight per partition. */
-const OUTCOME_PARTITIONS_CONCURRENTLY = 2;
-const OUTCOMES_IN_FLIGHT = 16;
-/**
- * The ledger writer's partitions at once and records in flight per partition: its writes
- * gather every record in flight, so many in flight make few, large statements.
- */
-const LEDGER_PARTITIONS_CONCURRENTLY = 4;
-const LEDGER_IN_FLIGHT = 1_024;
-/**
- * How long both consumers of outcomes let them gather between fetches when they come a few at
- * a time: nobody waits on a receipt or a ledger row by the millisecond, and each fetch, commit
- * and ledger statement costs about the same for one outcome as for a hundred.
- */
-const OUTCOMES_FETCH_LINGER_MS = 250;
-/** Pause of a partition after a receipt could not be stored, before it is tried again. */
-const FAILURE_BACKOFF_MS = 1_000;
 
 /** Creates and starts the admin app: the REST API and the consumer of delivery outcomes. */
 export async function startAdmin(
@@ -41,30 +21,7 @@ export async function startAdmin(
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
-  const settings = transportSettings(app, config);
-  const groups = adminGroupIds(config);
-  const receipts = new KafkaTransport({
-    ...settings,
-    groupId: groups.receipts,
-    topics: [TOPIC.deliveryOutcomes],
-    partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
-    maxInFlightPerPartition: OUTCOMES_IN_FLIGHT,
-    failureBackoffMs: FAILURE_BACKOFF_MS,
-    fetchLingerMs: OUTCOMES_FETCH_LINGER_MS,
-  });
-  app.get(OutcomesConsumer).register(receipts);
-  const ledger = new KafkaTransport({
-    ...settings,
-    groupId: groups.ledger,
-    topics: [TOPIC.deliveryOutcomes, TOPIC.deliveriesDead],
-    partitionsConcurrently: LEDGER_PARTITIONS_CONCURRENTLY,
-    maxInFlightPerPartition: LEDGER_IN_FLIGHT,
-    failureBackoffMs: FAILURE_BACKOFF_MS,
-    fetchLingerMs: OUTCOMES_FETCH_LINGER_MS,
-  });
-  app.get(LedgerConsumer).register(ledger);
-  app.connectMicroservice({ strategy: receipts });
-  app.connectMicroservice({ strategy: ledger });
+  connectConsumers(app, adminKafka(config), transportSettings(app, config));
   acceptEmptyJsonBodies(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);

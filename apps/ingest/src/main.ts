@@ -1,13 +1,13 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { MAX_REQUEST_BYTES } from '@app/contracts';
-import { KafkaTransport } from '@app/kafka';
+import { connectConsumers } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 import { SettingsCache } from '@app/settings';
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
-import { IngressConsumer } from './kafka-ingress/ingress.consumer';
+import { ingestKafka } from './kafka-topology';
 import { IngestMetrics } from './tracking/ingest.metrics';
 import { registerTrackingRoutes } from './tracking/tracking.routes';
 import { TrackingService } from './tracking/tracking.service';
@@ -31,15 +31,7 @@ export async function startIngest(
     errorOverrides: { 413: { status: 400, code: 'request_too_large' } },
   });
   readBodiesAsBytes(app);
-  const ingress = new KafkaTransport({
-    ...transportSettings(app, config),
-    groupId: `${config.kafka.topicPrefix}sluice-ingest`,
-    partitionsConcurrently: config.ingest.ingressPartitionsConcurrently,
-    maxInFlightPerPartition: config.ingest.ingressMaxInFlight,
-    failureBackoffMs: 1_000,
-  });
-  app.get(IngressConsumer).register(ingress);
-  app.connectMicroservice({ strategy: ingress });
+  connectConsumers(app, ingestKafka(config), transportSettings(app, config));
   // After init, so that the routes share the error handler Nest installs then.
   await app.init();
   registerTrackingRoutes(app.getHttpAdapter().getInstance(), {

@@ -3,10 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { DynamicModule, Module } from '@nestjs/common';
 
 import { TOPIC } from '@app/contracts';
-import { ConsumerLagModule, KafkaConnection, RangeReader } from '@app/kafka';
+import { ConsumerLagModule, KafkaConnection, lagGroups, RangeReader } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
 
 import { RouterConfig } from './config';
+import { routerKafka } from './kafka-topology';
 import { CallsConsumer } from './routing/calls.consumer';
 import {
   CALL_HISTORY,
@@ -17,11 +18,6 @@ import {
 } from './routing/dedup.service';
 import { RouterMetrics } from './routing/router.metrics';
 import { RoutingService } from './routing/routing.service';
-
-/** The router's consumer group on `sluice.calls.v1` (the deployment prefix keeps them apart). */
-export function routerGroupId(config: RouterConfig): string {
-  return `${config.kafka.topicPrefix}sluice-router`;
-}
 
 /** The calls topic read back through a {@link RangeReader}, to rebuild the de-duplication. */
 function callHistory(connection: KafkaConnection): CallHistory {
@@ -45,9 +41,7 @@ export class AppModule {
       imports: [
         RuntimeModule.forRoot(config),
         // sluice_consumer_lag_records{group,topic}: what KEDA scales the router on.
-        ConsumerLagModule.forRoot({
-          groups: [{ groupId: routerGroupId(config), topics: [TOPIC.calls] }],
-        }),
+        ConsumerLagModule.forRoot({ groups: lagGroups(routerKafka(config)) }),
       ],
       providers: [
         CallsConsumer,

@@ -1,16 +1,36 @@
-export * from './batch.producer';
-export * from './consumer-health';
-export * from './consumer-lag';
-export * from './kafka-security';
-export * from './kafka.connection';
-export * from './kafka.module';
-export * from './kafka.options';
-export * from './kafka.transport';
-export * from './partition-pipeline';
-export * from './range-reader';
-export * from './rebalance-watch';
-export * from './own-group-read';
-export * from './record-reader';
-export * from './records';
-export * from './semaphore';
-export * from './topic.admin';
+// The face of libs/kafka: what the apps, the tests and the benchmarks use, by name. Three
+// layers stand behind it (docs/architecture.md, "libs/kafka"): semantics/ (consumer rules, no
+// kafkajs, no Nest), client/ (kafkajs's public API, Nest), internals/ (kafkajs's own modules).
+
+// Records, and what a handler may answer.
+export { copyHeaders, headerText } from './semantics/records';
+export type { IncomingRecord, OutgoingRecord } from './semantics/records';
+export { DurableLater } from './semantics/partition-pipeline';
+export { Semaphore } from './semantics/semaphore';
+export { ConsumerHealth } from './semantics/consumer-health';
+
+// Connecting, producing, consuming.
+export { KafkaConnection } from './internals/kafka.connection';
+export { KafkaSecurityError } from './internals/kafka-security';
+export { MemoryCluster } from './internals/memory-cluster';
+export { KafkaModule } from './client/kafka.module';
+export { BatchProducer } from './client/batch.producer';
+export type { BatchProducerOptions } from './client/batch.producer';
+export { KafkaTransport } from './client/kafka.transport';
+export type { KafkaTransportOptions } from './client/kafka-transport.options';
+export { connectConsumers, defineKafkaTopology, lagGroups } from './client/kafka-topology';
+export type { KafkaTopology } from './client/kafka-topology';
+export { RebalanceWatch } from './client/rebalance-watch';
+export { incomingRecord } from './client/incoming-record';
+export { topicSpecs } from './client/topic-specs';
+export { TopicAdmin } from './client/topic.admin';
+
+// Reading topics back outside the consumer groups.
+export { RangeReader } from './client/range-reader';
+export type { PartitionRange } from './client/range-reader';
+export { PartitionWants, RecordReader } from './client/record-reader';
+export type { RecordPosition } from './client/record-reader';
+
+// Consumer lag, as a metric and on demand.
+export { ConsumerLagModule, ConsumerLagReader } from './client/consumer-lag';
+export type { TopicLag } from './client/consumer-lag';

@@ -6,6 +6,7 @@ import { INestApplication, INestMicroservice, LoggerService } from '@nestjs/comm
 import { loadIngestConfig } from '../../../apps/ingest/src/config';
 import { startIngest } from '../../../apps/ingest/src/main';
 import { loadRouterConfig } from '../../../apps/router/src/config';
+import { routerKafka } from '../../../apps/router/src/kafka-topology';
 import { startRouter } from '../../../apps/router/src/main';
 import { BaseEnv, commonConfig, readEnv } from '@app/config';
 import { TOPIC } from '@app/contracts';
@@ -15,6 +16,7 @@ import {
   IncomingRecord,
   KafkaConnection,
   KafkaSecurityError,
+  lagGroups,
   RecordReader,
   TopicAdmin,
 } from '@app/kafka';
@@ -191,9 +193,7 @@ describe('the apps against the secured broker', () => {
     // both apps talked to Kafka over SASL_SSL.
     const connection = connectionFrom(env, 'apps', prefix);
     const admin = connection.admin();
-    const lag = new ConsumerLagReader(connection, [
-      { groupId: `${prefix}sluice-router`, topics: [TOPIC.calls] },
-    ]);
+    const lag = new ConsumerLagReader(connection, lagGroups(routerKafka(loadRouterConfig(env))));
     await Promise.all([admin.connect(), lag.connect()]);
     try {
       const ends = await admin.fetchTopicOffsets(connection.topic(TOPIC.calls));

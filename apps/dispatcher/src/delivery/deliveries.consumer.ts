@@ -15,11 +15,14 @@ import { DispatchService } from './dispatch.service';
 export class DeliveriesConsumer {
   constructor(private readonly dispatch: DispatchService) {}
 
-  /** The main topic's handler on `main`, each retry tier's (logical names) on `retries`. */
-  register(main: KafkaTransport, retries: KafkaTransport, tiers: readonly string[]): void {
-    main.consume(TOPIC.deliveries, (record) => this.dispatch.handle(record, 'main'));
-    for (const topic of tiers) {
-      retries.consume(topic, (record) => this.dispatch.handle(record, 'retry'));
+  /**
+   * The handler of each of `topics` (logical names) on `transport`: the main topic's on its
+   * group's, the retry tiers' on theirs (apps/dispatcher/src/kafka-topology.ts).
+   */
+  register(transport: KafkaTransport, topics: readonly string[]): void {
+    for (const topic of topics) {
+      const path = topic === TOPIC.deliveries ? 'main' : 'retry';
+      transport.consume(topic, (record) => this.dispatch.handle(record, path));
     }
   }
 }

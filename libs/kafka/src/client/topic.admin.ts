@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { Admin } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
-import { TopicSpec } from './kafka.options';
+import { KafkaConnection } from '../internals/kafka.connection';
+import { TopicSpec } from './topic-specs';
 
 /** Tries of `ensureTopics`, and the pause after the first failed one (growing linearly). */
 const ENSURE_ATTEMPTS = 10;

@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 
 import { Metrics } from '@app/observability';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
 
 /**
  * Exports the requests an app's Kafka clients sent, by API, as

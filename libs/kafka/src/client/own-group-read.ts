@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
 
 /**
  * A one-off read in progress on a consumer of its own: fed each batch, it settles once done.

@@ -1,6 +1,6 @@
 import type { Consumer } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
 import { KafkaTransport } from './kafka.transport';
 
 /**

@@ -1,7 +1,7 @@
 import type { Producer, ProducerBatch } from 'kafkajs';
 
+import { KafkaConnection } from '../internals/kafka.connection';
 import { BatchProducer, producerIdLost } from './batch.producer';
-import { KafkaConnection } from './kafka.connection';
 
 /**
  * A kafkajs producer that records each request's records and acknowledges it at once, or

@@ -1,5 +1,3 @@
-import type { KafkaMessage } from 'kafkajs';
-
 /** A record to produce. The topic is the logical name; the deployment prefix is added on send. */
 export interface OutgoingRecord {
   readonly topic: string;
@@ -49,21 +47,4 @@ export function normalizeHeaders(
     headers[name] = typeof last === 'string' ? Buffer.from(last) : last;
   }
   return headers;
-}
-
-/** A message kafkajs fetched, as the record handlers and readers see it. */
-export function incomingRecord(
-  topic: string,
-  partition: number,
-  message: KafkaMessage,
-): IncomingRecord {
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key,
-    value: message.value,
-    headers: normalizeHeaders(message.headers),
-    timestamp: Number(message.timestamp),
-  };
 }

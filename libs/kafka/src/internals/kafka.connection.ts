@@ -6,6 +6,7 @@ import { CounterTally } from '@app/observability';
 import { explainKafkaError, kafkajsSecurity } from './kafka-security';
 import { KafkaConnectionOptions } from './kafka.options';
 import { installKafkajsReplacements } from './kafkajs-replacements';
+import { MemoryCluster } from './memory-cluster';
 import { keyHashPartitioner } from './partitioner';
 
 /** kafkajs logs at INFO for routine events (joins, rebalances); they are debug here. */
@@ -88,7 +89,8 @@ const logToNest: logCreator = () => {
  * and maps logical topic names to the deployment's real ones.
  */
 export class KafkaConnection {
-  private readonly kafka: Kafka;
+  /** kafkajs, or the in-memory cluster `memory://<name>:0` names (specs without a broker). */
+  private readonly kafka: Pick<Kafka, 'producer' | 'consumer' | 'admin'>;
   /**
    * Requests sent to the brokers by every client made here, by API name (`Fetch`, `Produce`):
    * `sluice_kafka_requests_total{api}` ({@link KafkaRequestsMetric}).
@@ -103,17 +105,20 @@ export class KafkaConnection {
    */
   constructor(readonly options: KafkaConnectionOptions) {
     installKafkajsReplacements();
-    this.kafka = new Kafka({
-      clientId: options.clientId,
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options),
-      logLevel: logLevel.WARN,
-      logCreator: logToNest,
-      connectionTimeout: 3_000,
-      // Waits between retries stay under a second, so a broker that comes back is found
-      // within one (a consumer restarting after a crash waits the last of them too).
-      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 1_000 },
-    });
+    const memory = MemoryCluster.selectedBy(options.brokers);
+    this.kafka = memory
+      ? memory.asKafka()
+      : new Kafka({
+          clientId: options.clientId,
+          brokers: [...options.brokers],
+          ...kafkajsSecurity(options),
+          logLevel: logLevel.WARN,
+          logCreator: logToNest,
+          connectionTimeout: 3_000,
+          // Waits between retries stay under a second, so a broker that comes back is found
+          // within one (a consumer restarting after a crash waits the last of them too).
+          retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 1_000 },
+        });
   }
 
   /**

@@ -11,7 +11,7 @@ import type { Gauge } from 'prom-client';
 
 import { Metrics } from '@app/observability';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
 
 /** Name of the gauge: records on a topic that a consumer group has not committed yet. */
 export const CONSUMER_LAG_METRIC = 'sluice_consumer_lag_records';

@@ -1,8 +1,9 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
+import { IncomingRecord } from '../semantics/records';
+import { incomingRecord } from './incoming-record';
 import { OwnGroupRead, readInOwnGroup } from './own-group-read';
-import { IncomingRecord, incomingRecord } from './records';
 
 /** Where a record is on its topic. */
 export interface RecordPosition {

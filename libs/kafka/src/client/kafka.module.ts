@@ -7,11 +7,12 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 
+import { KafkaConnection } from '../internals/kafka.connection';
+import { KafkaConnectionOptions } from '../internals/kafka.options';
+import { ConsumerHealth } from '../semantics/consumer-health';
 import { BatchProducer, BatchProducerOptions } from './batch.producer';
-import { ConsumerHealth } from './consumer-health';
-import { KafkaConnection } from './kafka.connection';
 import { KafkaRequestsMetric } from './kafka-requests.metric';
-import { KafkaConnectionOptions, TopicSpec } from './kafka.options';
+import { TopicSpec } from './topic-specs';
 import { TopicAdmin } from './topic.admin';
 
 /** Options of {@link KafkaModule.forRoot}. */

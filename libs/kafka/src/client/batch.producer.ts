@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { Message, Producer, TopicMessages } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
-import { OutgoingRecord } from './records';
+import { KafkaConnection } from '../internals/kafka.connection';
+import { OutgoingRecord } from '../semantics/records';
 
 /** Options of a {@link BatchProducer}. */
 export interface BatchProducerOptions {

@@ -1,8 +1,9 @@
 import type { Admin, Consumer, EachBatchPayload } from 'kafkajs';
 
-import { KafkaConnection } from './kafka.connection';
+import { KafkaConnection } from '../internals/kafka.connection';
+import { IncomingRecord } from '../semantics/records';
+import { incomingRecord } from './incoming-record';
 import { OwnGroupRead, readInOwnGroup } from './own-group-read';
-import { IncomingRecord, incomingRecord } from './records';
 
 /** The records of one partition to read: from `sinceMs` (record time) on, before `toOffset`. */
 export interface PartitionRange {

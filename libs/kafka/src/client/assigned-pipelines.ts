@@ -1,0 +1,131 @@
+import { dueAtOf } from '../semantics/due-time';
+import { OffsetCommits } from '../semantics/offset-commits';
+import { PartitionPipeline, PipelineHandler } from '../semantics/partition-pipeline';
+import { describeError } from './describe-error';
+import { KafkaTransportOptions } from './kafka-transport.options';
+import { PartitionControl } from './partition-control';
+
+/**
+ * Longest a fetched batch waits for a free slot of its partition before the partition is held
+ * (paused and rewound) until one frees. Short, because the consumer fetches again from a
+ * broker only after every batch of the last fetch was handed over; long enough that a busy
+ * partition keeps flowing without pause-and-refetch round trips.
+ */
+const ADMISSION_WAIT_MS = 1_000;
+
+/** What the pipelines of a transport share. */
+export interface AssignedPipelinesDeps {
+  readonly options: Pick<
+    KafkaTransportOptions,
+    'maxInFlightPerPartition' | 'dueAtHeader' | 'failureBackoffMs'
+  >;
+  readonly now: () => number;
+  readonly commits: OffsetCommits;
+  readonly partitions: PartitionControl;
+  /** True once the transport closes: nothing is paused, rewound or resumed any more. */
+  readonly closing: () => boolean;
+  readonly log: { error(message: string): void; warn(message: string): void };
+}
+
+/**
+ * The partition pipelines of a transport's current assignment, made on each partition's first
+ * batch, and those of older assignments still finishing what they hold. Every rebalance starts
+ * a new generation: an older pipeline no longer commits, pauses or rewinds its partition.
+ */
+export class AssignedPipelines {
+  /** The pipelines of the current assignment by `topic:partition`. */
+  private pipelines = new Map<string, PartitionPipeline>();
+  /** Every pipeline that may still have records in flight, for a draining close. */
+  private readonly live = new Set<PartitionPipeline>();
+  private current = 0;
+
+  constructor(private readonly deps: AssignedPipelinesDeps) {}
+
+  /** Bumped by every rebalance. */
+  get generation(): number {
+    return this.current;
+  }
+
+  /**
+   * After a rebalance the partitions start anew from their committed offsets, with new
+   * pipelines. An old pipeline may still hold records that are not finished: its partition is
+   * rewound to the first of them (also overriding a seek of the old generation still pending),
+   * so a record in flight is handled again rather than skipped (at least once). Nothing stays
+   * paused by a timer of the old assignment: a head record still not due pauses it again.
+   */
+  rebalanced(): void {
+    this.current += 1;
+    for (const [key, old] of this.pipelines) {
+      const unfinished = old.firstUnfinished();
+      const [topic, partition] = splitKey(key);
+      if (unfinished !== undefined) this.deps.partitions.rewind(topic, partition, unfinished);
+      // The old pipelines finish what they hold in the background.
+      void old.drain().then(() => this.live.delete(old));
+    }
+    this.pipelines = new Map();
+    if (!this.deps.closing()) this.deps.partitions.resumeAll();
+  }
+
+  /** Resolves once every pipeline, of any generation, has nothing in flight. */
+  drain(): Promise<unknown> {
+    return Promise.all([...this.live].map((pipeline) => pipeline.drain()));
+  }
+
+  /** The pipeline of a partition in the current assignment, made on its first batch. */
+  pipeline(topic: string, partition: number, handle: PipelineHandler): PartitionPipeline {
+    const key = `${topic}:${partition}`;
+    const existing = this.pipelines.get(key);
+    if (existing) return existing;
+    const { options, commits, partitions, log } = this.deps;
+    const generation = this.current;
+    // Still this member's partition: its finished records are committed, also while closing
+    // (a close that skipped them had the next member handle them again).
+    const owned = (): boolean => generation === this.current;
+    // Also not closing: nothing is paused, rewound or resumed any more.
+    const current = (): boolean => owned() && !this.deps.closing();
+    const pipeline = new PartitionPipeline(
+      handle,
+      {
+        maxInFlight: options.maxInFlightPerPartition,
+        dueAt: (record) => dueAtOf(record, options.dueAtHeader),
+        now: this.deps.now,
+        failureBackoffMs: options.failureBackoffMs,
+        admissionWaitMs: ADMISSION_WAIT_MS,
+      },
+      {
+        // Only the current generation commits: an old pipeline's partition may be another
+        // member's now, and its records are handled again from the rewind.
+        commit: (offset) =>
+          owned() ? commits.commit({ topic, partition, offset }, owned) : Promise.resolve(),
+        rewind: (offset, resumeAt) => {
+          if (current()) partitions.pauseUntil(topic, partition, offset, resumeAt);
+        },
+        hold: (offset) => {
+          if (current()) partitions.hold(topic, partition, offset);
+        },
+        release: () => {
+          if (current()) partitions.release(topic, partition);
+        },
+        failed: (offset, error) => {
+          log.error(
+            `handler failed on ${topic}[${partition}]@${offset}; retrying in ${options.failureBackoffMs} ms: ${describeError(error)}`,
+          );
+          // Nothing more is fetched until the records in flight finish and it rewinds.
+          if (current()) partitions.pauseAfterFailure(topic, partition);
+        },
+        commitFailed: (error) => {
+          log.warn(`commit on ${topic}[${partition}] refused: ${describeError(error)}; retrying`);
+        },
+      },
+    );
+    this.pipelines.set(key, pipeline);
+    this.live.add(pipeline);
+    return pipeline;
+  }
+}
+
+/** `topic:partition` back into its parts (a topic name may contain colons). */
+function splitKey(key: string): [string, number] {
+  const at = key.lastIndexOf(':');
+  return [key.slice(0, at), Number(key.slice(at + 1))];
+}
