@@ -26,7 +26,7 @@ class RouterEnv extends BaseEnv {
   ROUTER_MAX_IN_FLIGHT: number = 64;
 
   /**
-   * Seconds a call's (source, messageId) is remembered on its partition of the calls topic,
+   * Seconds a call's (source, user, messageId) is remembered on its partition of the calls topic,
    * which its source and user pick, so a resent call always meets its first copy: a call seen
    * again within them is not routed (counted as deduplicated). 0 turns de-duplication off.
    * Memory grows with the calls remembered (docs/operations.md, "De-duplication").

@@ -21,7 +21,7 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * De-duplication by (source, messageId) per calls partition within the window
+ * De-duplication by (source, user, messageId) per calls partition within the window
  * (ROUTER_DEDUP_WINDOW_SECONDS, on by default): ingest accepts every copy (200), the router
  * delivers one and counts the others;
  * what the router saw survives a restart of its process, rebuilt from Kafka.
@@ -78,6 +78,19 @@ describe('de-duplication by messageId', () => {
     }
     await h.settled();
     expect(h.deliveriesOf(messageId)).toHaveLength(1);
+  });
+
+  it('delivers the calls of five users of one source that share a messageId (on two partitions, three at least share one)', async () => {
+    const messageId = randomUUID();
+    const users = ['user-a', 'user-b', 'user-c', 'user-d', 'user-e'];
+    const answer = await h.post(
+      '/v1/batch',
+      { batch: users.map((user) => track(messageId, user)) },
+      { basic: source.writeKey },
+    );
+    expect(answer.status).toBe(200);
+    await h.settled();
+    expect(h.deliveriesOf(messageId)).toHaveLength(users.length);
   });
 
   it('delivers both calls of two sources that share a messageId', async () => {

@@ -13,12 +13,13 @@ function call(
   messageId: string,
   partition = 0,
   timestamp = 1_000_000,
+  user = 'u-1',
 ): IncomingRecord {
   return {
     topic: TOPIC.calls,
     partition,
     offset: String(offset),
-    key: Buffer.from(`${SOURCE_ID}:u-1`),
+    key: Buffer.from(`${SOURCE_ID}:${user}`),
     value: Buffer.from('{}'),
     headers: {
       [HEADER.sourceId]: Buffer.from(SOURCE_ID),
@@ -82,6 +83,26 @@ describe(DedupService.name, () => {
     const dedup = service(new FakeHistory());
     const verdicts = await Promise.all([call(0, 'm-a'), call(1, 'm-a')].map((r) => dedup.check(r)));
     expect(verdicts).toEqual(['first', 'duplicate']);
+  });
+
+  it("routes two users' calls that share a messageId on one partition, and drops each one's copy", async () => {
+    const dedup = service(new FakeHistory());
+    const verdicts = await Promise.all(
+      [
+        call(0, 'm-a', 0, 1_000_000, 'u-1'),
+        call(1, 'm-a', 0, 1_000_000, 'u-2'),
+        call(2, 'm-a', 0, 1_000_000, 'u-2'),
+        call(3, 'm-a', 0, 1_000_000, 'u-1'),
+      ].map((r) => dedup.check(r)),
+    );
+    expect(verdicts).toEqual(['first', 'first', 'duplicate', 'duplicate']);
+  });
+
+  it("reads the user of each call read back: another user's earlier call is no duplicate", async () => {
+    const history = new FakeHistory([call(3, 'm-a', 0, 1_000_000, 'u-2')]);
+    const dedup = service(history);
+    await expect(dedup.check(call(4, 'm-a', 0, 1_000_000, 'u-1'))).resolves.toBe('first');
+    await expect(dedup.check(call(5, 'm-a', 0, 1_000_000, 'u-2'))).resolves.toBe('duplicate');
   });
 
   it('reads nothing more after a rebalance that left the partition where it was', async () => {

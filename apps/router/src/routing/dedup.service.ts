@@ -11,7 +11,7 @@ const GAUGE_EVERY = 1_024;
 
 /** How the de-duplication is set up. */
 export interface DedupOptions {
-  /** How long a (source, messageId) pair is remembered, by record time; 0 turns it off. */
+  /** How long a (source, user, messageId) is remembered, by record time; 0 turns it off. */
   readonly windowMs: number;
   /** The fingerprint's two hash seeds (random per process). */
   readonly seeds: readonly [number, number];
@@ -50,7 +50,7 @@ interface PartitionSeen {
 }
 
 /**
- * De-duplicates calls by (source, messageId) per partition of the calls topic, within a
+ * De-duplicates calls by (source, user, messageId) per partition of the calls topic, within a
  * window of record time. A client sends a retried call with the same key (source and user), so
  * it lands on its first copy's partition, and the partition's owner alone decides. What a
  * partition saw is rebuilt from Kafka, never from PostgreSQL: the first time a process meets
@@ -103,16 +103,16 @@ export class DedupService {
    * @throws when the read back failed (Kafka down): the record is tried again later
    */
   async check(record: IncomingRecord): Promise<SeenVerdict> {
-    const sourceId = record.headers[HEADER.sourceId];
+    const caller = callerOf(record);
     const messageId = record.headers[HEADER.messageId];
-    if (!this.enabled || sourceId === undefined || messageId === undefined) return 'first';
+    if (!this.enabled || caller === undefined || messageId === undefined) return 'first';
     // A record still finishing from a partition given away: its new owner handles it again
     // anyway (its offset is not committed from here), so reading the partition back is waste.
     if (this.assigned !== undefined && !this.assigned.has(record.partition)) return 'first';
     const state = this.partition(record);
     if (state.loading !== undefined) await state.loading;
     const offset = Number(record.offset);
-    fingerprint(this.options.seeds, sourceId, messageId, this.print);
+    fingerprint(this.options.seeds, caller, messageId, this.print);
     const verdict = state.seen.check(this.print[0], this.print[1], offset, record.timestamp);
     if (state.through === undefined || offset + 1 > state.through) state.through = offset + 1;
     if (++this.checks % GAUGE_EVERY === 0) this.metrics.dedupEntries.set(this.size);
@@ -163,10 +163,10 @@ export class DedupService {
     const print = new Uint32Array(2);
     const read = await this.history.read(sinceMs, [range], (records) => {
       for (const record of records) {
-        const sourceId = record.headers[HEADER.sourceId];
+        const caller = callerOf(record);
         const messageId = record.headers[HEADER.messageId];
-        if (sourceId === undefined || messageId === undefined) continue;
-        fingerprint(this.options.seeds, sourceId, messageId, print);
+        if (caller === undefined || messageId === undefined) continue;
+        fingerprint(this.options.seeds, caller, messageId, print);
         state.seen.check(print[0], print[1], Number(record.offset), record.timestamp);
       }
     });
@@ -177,4 +177,13 @@ export class DedupService {
         `in ${Date.now() - started} ms`,
     );
   }
+}
+
+/**
+ * Whose call a record is: its key, `sourceId:userKey` (ingest and the admin app key every call
+ * so), else its source id. With the messageId it makes the de-duplication key (source, user,
+ * messageId): two users' calls sharing a messageId are both routed.
+ */
+function callerOf(record: IncomingRecord): Buffer | undefined {
+  return record.key ?? record.headers[HEADER.sourceId];
 }

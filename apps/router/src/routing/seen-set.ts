@@ -1,5 +1,5 @@
 /**
- * The (source, messageId) pairs one partition of the calls topic saw within a time window, as
+ * The (source, user, messageId) keys one partition of the calls topic saw within a time window, as
  * 64-bit fingerprints in open-addressing tables of typed arrays (16 bytes a slot, no object per
  * entry), one table per slice of the window so that expiry drops whole tables.
  */
@@ -21,18 +21,18 @@ export type SeenVerdict =
 
 /**
  * Two seeded 32-bit murmur3 hashes of a call's `messageId` (UTF-8 bytes), each seeded with its
- * own seed mixed with a hash of `sourceId`, written to `out` as [high, low]. The seeds come from
- * the process's randomness, so nobody can craft a messageId that collides with another
- * source's call.
+ * own seed mixed with a hash of `caller` (the record key, source and user), written to `out` as
+ * [high, low]. The seeds come from the process's randomness, so nobody can craft a messageId
+ * that collides with another caller's call.
  */
 export function fingerprint(
   seeds: readonly [number, number],
-  sourceId: Buffer,
+  caller: Buffer,
   messageId: Buffer,
   out: Uint32Array,
 ): void {
-  out[0] = murmur3(murmur3(seeds[0], sourceId), messageId);
-  out[1] = murmur3(murmur3(seeds[1], sourceId), messageId);
+  out[0] = murmur3(murmur3(seeds[0], caller), messageId);
+  out[1] = murmur3(murmur3(seeds[1], caller), messageId);
 }
 
 /** murmur3_32 (x86) of `data` with `seed`, unsigned. */
