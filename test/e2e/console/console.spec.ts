@@ -233,7 +233,7 @@ describe('the operator console in Chromium', () => {
     expect(await page.locator('main img').count()).toBe(0);
 
     await h.routerSees('the destination enabled', (d) => d?.enabled === true, sourceId);
-    const destinationId = h.routerSettings.destinationForSource(sourceId)?.id ?? '';
+    const destinationId = h.routerSettings.destinationsForSource(sourceId)[0]?.id ?? '';
     await h.dispatcherSees(destinationId, (d) => d?.enabled === true && d.webhooks.length === 1);
   });
 
