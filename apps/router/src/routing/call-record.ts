@@ -35,6 +35,8 @@ export interface CallFacts {
   readonly messageId: string | undefined;
   /** The event (or page or screen name) header, passed on for the delivery ledger. */
   readonly event?: string;
+  /** On a delete notification: the one destination it is for (absent: every destination). */
+  readonly destinationId?: string;
   /** The integrations verdicts for webhook destinations, computed at ingest; all on when absent. */
   readonly integrations: IntegrationVerdicts;
   /** The outbound body, passed on unchanged. */
@@ -77,6 +79,8 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
       messageId: record.headers[HEADER.messageId]?.toString('utf8'),
       event: record.headers[HEADER.event]?.toString('utf8'),
       integrations: verdicts,
+      destinationId:
+        type === 'delete' ? record.headers[HEADER.destinationId]?.toString('utf8') : undefined,
       value: record.value,
     },
   };
@@ -91,12 +95,14 @@ export class RoutedCall {
   readonly sourceId: string;
   readonly type: RoutedCallType;
   readonly integrations: IntegrationVerdicts;
+  readonly destinationId: string | undefined;
   private parsed: { value: unknown } | undefined;
 
   constructor(private readonly facts: CallFacts) {
     this.sourceId = facts.sourceId;
     this.type = facts.type;
     this.integrations = facts.integrations;
+    this.destinationId = facts.destinationId;
   }
 
   /** Whether the body was parsed (for tests and metrics). */

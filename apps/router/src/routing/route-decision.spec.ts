@@ -208,6 +208,20 @@ describe(decideRoute.name, () => {
     expect(decideRoute(remove, current)).toEqual(delivered('a'));
   });
 
+  it('delivers a delete notification naming its destination there alone', () => {
+    const remove = call({ type: 'delete', userId: 'u' }, { [HEADER.destinationId]: 'b' });
+    const current = settings(source(), destination('a'), destination('b'), destination('c'));
+    expect(decideRoute(remove, current)).toEqual(delivered('b'));
+    const gone = call({ type: 'delete', userId: 'u' }, { [HEADER.destinationId]: 'x' });
+    expect(decideRoute(gone, current)).toEqual(filtered('no_destination'));
+  });
+
+  it('ignores a destination header on any other call', () => {
+    const track = call(ORDER, { [HEADER.destinationId]: 'b' });
+    const current = settings(source(), destination('a'), destination('b'));
+    expect(decideRoute(track, current)).toEqual(delivered('a', 'b'));
+  });
+
   it.each([
     ['source_disabled', settings(source({ enabled: false }), destination('a'))],
     ['destination_disabled', settings(source(), destination('a', { enabled: false }))],

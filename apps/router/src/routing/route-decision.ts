@@ -60,6 +60,8 @@ export interface RoutingSettings {
 export interface RoutableCall extends FilterSubject {
   readonly sourceId: string;
   readonly integrations: IntegrationVerdicts;
+  /** A delete notification's one destination (deletion requests notify each on its own). */
+  readonly destinationId?: string;
 }
 
 const NONE: readonly Skip[] = Object.freeze([]);
@@ -77,13 +79,14 @@ const FILTERED = Object.fromEntries(
  * enabled destination (with a webhook) of its enabled source that its integrations verdicts
  * and the destination's filter let it reach. Delete notifications ignore the integrations
  * object and filters (every destination may hold the user's data) but follow the source's and
- * the destinations' settings like every call (docs/architecture.md, "Security").
+ * the destinations' settings like every call (docs/architecture.md, "Security"); one that
+ * names its destination (the admin app's, one per destination) goes there alone.
  */
 export function decideRoute(call: RoutableCall, settings: RoutingSettings): RouteDecision {
   const source = settings.source(call.sourceId);
   if (!source) return FILTERED.source_unknown;
   if (!source.enabled) return FILTERED.source_disabled;
-  const destinations = settings.destinationsForSource(source.id);
+  const destinations = forCall(call, settings.destinationsForSource(source.id));
   if (destinations.length === 0) return FILTERED.no_destination;
   let chosen: string[] | undefined;
   let skipped: Skip[] | undefined;
@@ -96,6 +99,15 @@ export function decideRoute(call: RoutableCall, settings: RoutingSettings): Rout
   const all = skipped ?? NONE;
   const reason = all.every((s) => s.reason === all[0].reason) ? all[0].reason : 'no_match';
   return { kind: 'filtered', reason, skipped: all };
+}
+
+/** The destinations a call may reach: a delete notification naming one, that one alone. */
+function forCall(
+  call: RoutableCall,
+  destinations: readonly DestinationSettings[],
+): readonly DestinationSettings[] {
+  if (call.type !== 'delete' || call.destinationId === undefined) return destinations;
+  return destinations.filter((d) => d.id === call.destinationId);
 }
 
 /** Why a destination takes no delivery of the call, or undefined when it takes one. */

@@ -24,6 +24,16 @@ const UP = [
 ];
 
 /**
+ * A deletion request notifies each destination of a source: one notification row (and one
+ * delete call, for that destination alone) per (request, source, destination, user).
+ */
+const NOTIFICATION_PER_DESTINATION = `
+  ALTER TABLE "deletion_notification"
+    DROP CONSTRAINT "deletion_notification_request_source_user_unique",
+    ADD CONSTRAINT "deletion_notification_request_destination_user_unique"
+      UNIQUE ("request_id", "source_id", "destination_id", "user_id")`;
+
+/**
  * Gives a new destination the lowest free slot of its source when the insert names none (20,
  * refused by the range check, when all are taken). Two concurrent inserts may pick the same
  * slot: the unique constraint refuses the second, so a 21st can never be stored.
@@ -59,11 +69,19 @@ const REFUSE_DOWN_WITH_SEVERAL = `
 /** Many destinations per source, with slots, unique names and filters. Frozen history. */
 export class ManyDestinationsPerSource1763769600500 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
-    for (const query of [...UP, ...CREATE_ASSIGN_SLOT]) await queryRunner.query(query);
+    for (const query of [...UP, ...CREATE_ASSIGN_SLOT, NOTIFICATION_PER_DESTINATION]) {
+      await queryRunner.query(query);
+    }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(REFUSE_DOWN_WITH_SEVERAL);
+    await queryRunner.query(
+      `ALTER TABLE "deletion_notification"
+        DROP CONSTRAINT "deletion_notification_request_destination_user_unique",
+        ADD CONSTRAINT "deletion_notification_request_source_user_unique"
+          UNIQUE ("request_id", "source_id", "user_id")`,
+    );
     await queryRunner.query(`DROP TRIGGER "destination_assign_slot" ON "destination"`);
     await queryRunner.query(`DROP FUNCTION "sluice_destination_assign_slot"()`);
     await queryRunner.query(
