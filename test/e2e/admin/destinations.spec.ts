@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { MAX_DESTINATIONS_PER_SOURCE, MAX_FILTER_DEPTH } from '@app/contracts';
 
 import { AdminHarness } from '../../helpers/admin-harness';
@@ -85,6 +87,30 @@ describe('the destinations of a source', () => {
     expect((await h.call('GET', `${S}/${id}/destinations/${second.id}`)).body.name).toBe('Second');
     expect((await h.call('DELETE', `${S}/${id}/destination`)).status).toBe(204);
     expect((await h.call('GET', `${S}/${id}/destination`)).body.id).toBe(second.id);
+  });
+});
+
+describe("a destination's bulk replay", () => {
+  it('is started for the destination named in the path, or the first one', async () => {
+    const id = await newSource();
+    const first = await create(id, { name: 'First' });
+    const second = await create(id, { name: 'Second' });
+    await h.call('POST', `${S}/${id}/destinations/${second.id}/webhooks`, {
+      url: 'https://example.com/a',
+    });
+    await h.call('POST', `${S}/${id}/destinations/${second.id}/enable`);
+    const range = {
+      from: new Date(Date.now() - 3_600_000).toISOString(),
+      to: new Date().toISOString(),
+    };
+    const started = await h.call('POST', `${S}/${id}/destinations/${second.id}/replay`, range);
+    expect(started).toMatchObject({ status: 202, body: { destinationId: second.id } });
+    // The first destination is disabled: the older route acts on it, and says so.
+    const older = await h.call('POST', `${S}/${id}/destination/replay`, range);
+    expect(older).toMatchObject({ status: 409, body: { code: 'destination_disabled' } });
+    expect(first.enabled).toBe(false);
+    const unknown = await h.call('POST', `${S}/${id}/destinations/${randomUUID()}/replay`, range);
+    expect(unknown).toMatchObject({ status: 404, body: { code: 'destination_not_found' } });
   });
 });
 
