@@ -100,7 +100,7 @@ export class DispatcherHarness extends RouterHarness {
     }
     if (options.enabled ?? true) {
       await this.sql('UPDATE destination SET enabled = true WHERE id = $1', [destination.id]);
-      await this.routerSees('the destination enabled', (d) => d?.enabled === true, sourceId);
+      await this.routerSeesDestination(destination.id, (d) => d?.enabled === true);
       await this.dispatcherSees(destination.id, (d) => d?.enabled === true);
     }
     return destination;

@@ -28,6 +28,10 @@ export interface DestinationOptions {
   readonly enabled?: boolean;
   /** Webhook URLs, positions 0.. in this order (1 to 5; none is refused by the API). */
   readonly urls?: readonly string[];
+  /** Unique per source; `hooks` when left out. */
+  readonly name?: string;
+  /** A filter as the admin API stores it (JSON); none when left out. */
+  readonly filter?: unknown;
 }
 
 /** Longest wait for the router to route what is on the calls topic. */
@@ -93,25 +97,30 @@ export class RouterHarness extends IngestHarness {
     const enabled = options.enabled ?? true;
     const rows = await this.sql<{ id: string }>(
       `WITH d AS (
-         INSERT INTO destination (source_id, kind, name, enabled)
-         VALUES ($1, 'webhooks', 'hooks', $2) RETURNING id
+         INSERT INTO destination (source_id, kind, name, enabled, filter)
+         VALUES ($1, 'webhooks', $4, $2, $5) RETURNING id
        )
        INSERT INTO webhook (destination_id, position, url, headers)
        SELECT d.id, u.ordinality - 1, u.url, '{}'::jsonb
        FROM d, unnest($3::text[]) WITH ORDINALITY AS u(url, ordinality)
        RETURNING destination_id AS id`,
-      [sourceId, enabled, urls],
+      [
+        sourceId,
+        enabled,
+        urls,
+        options.name ?? 'hooks',
+        options.filter === undefined ? null : JSON.stringify(options.filter),
+      ],
     );
     const id = rows[0].id;
-    await this.routerSees(
-      'the new destination',
-      (d) => d?.id === id && d.enabled === enabled && d.webhooks.length === urls.length,
-      sourceId,
+    await this.routerSeesDestination(
+      id,
+      (d) => d?.enabled === enabled && d.webhooks.length === urls.length,
     );
     return { id, sourceId };
   }
 
-  /** Waits until the router's cached destination of `sourceId` satisfies `check`. */
+  /** Waits until the router's cached first (oldest) destination of `sourceId` satisfies `check`. */
   async routerSees(
     what: string,
     check: (destination: DestinationSettings | undefined) => boolean,
@@ -119,9 +128,22 @@ export class RouterHarness extends IngestHarness {
   ): Promise<void> {
     const cache = this.routerSettings;
     await eventually(
-      () => (check(cache.destinationForSource(sourceId)) ? true : undefined),
+      () => (check(cache.destinationsForSource(sourceId)[0]) ? true : undefined),
       10_000,
       `${what} in the router's settings cache`,
+    );
+  }
+
+  /** Waits until the router's cached destination `destinationId` satisfies `check`. */
+  async routerSeesDestination(
+    destinationId: string,
+    check: (destination: DestinationSettings | undefined) => boolean,
+  ): Promise<void> {
+    const cache = this.routerSettings;
+    await eventually(
+      () => (check(cache.destination(destinationId)) ? true : undefined),
+      10_000,
+      `destination ${destinationId} as wanted in the router's settings cache`,
     );
   }
 

@@ -30,6 +30,7 @@ import { Replayer } from './deliveries/replayer';
 import { ReplaysController } from './deliveries/replays.controller';
 import { DestinationsController } from './destinations/destinations.controller';
 import { DestinationsService } from './destinations/destinations.service';
+import { SourceDestinationsController } from './destinations/source-destinations.controller';
 import {
   Housekeeping,
   HOUSEKEEPING_OPTIONS,
@@ -63,6 +64,7 @@ export class AppModule {
       controllers: [
         SourcesController,
         DestinationsController,
+        SourceDestinationsController,
         DeletionsController,
         AudiencesController,
         ComputedTraitsController,

@@ -2,6 +2,7 @@ export * from './call.dto';
 export * from './calls';
 export * from './delivery-id';
 export * from './enrich';
+export * from './filter';
 export * from './headers';
 export * from './integrations';
 export * from './json';

@@ -19,3 +19,9 @@ export const MAX_CALL_DEPTH = 64;
 
 /** The most browser origins one source's allow-list may hold (none: every origin). */
 export const MAX_ALLOWED_ORIGINS_PER_SOURCE = 50;
+
+/**
+ * The most webhook destinations one source may have, enforced by the admin API and by the
+ * database (a slot 0-19 per destination, unique per source).
+ */
+export const MAX_DESTINATIONS_PER_SOURCE = 20;

@@ -27,7 +27,19 @@ const CODE_BY_STATUS: Readonly<Record<number, string>> = {
 };
 
 /**
- * Every error answer is JSON `{ code, message }`. HTTP exceptions keep their status (and
+ * Fields an HTTP exception's own answer may add to `{ code, message }`, when strings: where in
+ * the body the bad part is, and the rule it broke (the admin API's filter errors).
+ */
+const DETAIL_FIELDS = ['path', 'rule'] as const;
+
+/** An error answer's body. */
+type ErrorBody = { code: string; message: string } & Partial<
+  Record<(typeof DETAIL_FIELDS)[number], string>
+>;
+
+/**
+ * Every error answer is JSON `{ code, message }` (plus `path` and `rule` when an HTTP
+ * exception names them). HTTP exceptions keep their status (and
  * their own `code` when they carry one); framework errors (Fastify's body limit, parsing)
  * keep theirs unless overridden; anything else is a 500 whose details go only to the log.
  */
@@ -43,12 +55,17 @@ export class JsonErrorFilter implements ExceptionFilter {
     void reply.status(status).send(body);
   }
 
-  private answer(error: unknown): { status: number; body: { code: string; message: string } } {
+  private answer(error: unknown): { status: number; body: ErrorBody } {
     if (error instanceof HttpException) {
       const response = error.getResponse();
-      const own = typeof response === 'object' ? (response as { code?: unknown }) : {};
+      const own = typeof response === 'object' ? (response as Record<string, unknown>) : {};
       const code = typeof own.code === 'string' ? own.code : undefined;
-      return this.known(error.getStatus(), code, messageOf(response, error.message));
+      const answer = this.known(error.getStatus(), code, messageOf(response, error.message));
+      for (const field of DETAIL_FIELDS) {
+        const value = own[field];
+        if (typeof value === 'string') answer.body[field] = value;
+      }
+      return answer;
     }
     const framework = error as { statusCode?: unknown; message?: unknown };
     if (typeof framework.statusCode === 'number' && framework.statusCode < 500) {
@@ -61,7 +78,11 @@ export class JsonErrorFilter implements ExceptionFilter {
     };
   }
 
-  private known(status: number, code: string | undefined, message: string) {
+  private known(
+    status: number,
+    code: string | undefined,
+    message: string,
+  ): { status: number; body: ErrorBody } {
     const override = this.overrides[status];
     return {
       status: override?.status ?? status,

@@ -22,6 +22,9 @@ export const SETTINGS_CHANNEL = 'sluice_settings';
 /** Pool size of the DataSource a cache creates for itself when given a URL. */
 const OWN_POOL_SIZE = 2;
 
+/** What a source without destinations has: one shared empty list. */
+const NO_DESTINATIONS: readonly DestinationSettings[] = Object.freeze([]);
+
 /** Why a reload ran. */
 export type SettingsReloadReason = 'start' | 'notification' | 'reconnect' | 'timer' | 'manual';
 
@@ -212,9 +215,9 @@ export class SettingsCache {
     return this.snapshot.destinations.get(id);
   }
 
-  /** The destination of a source (at most one), enabled or not, with its webhooks. */
-  destinationForSource(sourceId: string): DestinationSettings | undefined {
-    return this.snapshot.destinationsBySource.get(sourceId);
+  /** A source's destinations, oldest first, enabled or not, with their webhooks and filters. */
+  destinationsForSource(sourceId: string): readonly DestinationSettings[] {
+    return this.snapshot.destinationsBySource.get(sourceId) ?? NO_DESTINATIONS;
   }
 
   private createListener(): SettingsListener {

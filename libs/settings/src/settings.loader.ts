@@ -23,6 +23,8 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         name: true,
         enabled: true,
         sharedSecretCiphertext: true,
+        filter: true,
+        createdAt: true,
       },
     });
     const webhooks = await manager.find(WebhookEntity, {

@@ -13,6 +13,8 @@ function rows(): SettingsRows {
         name: 'Hooks',
         enabled: true,
         sharedSecretCiphertext: Buffer.from([1, 2, 3]),
+        filter: null,
+        createdAt: new Date(1_000),
       },
     ],
     webhooks: [
@@ -72,8 +74,43 @@ describe(buildSnapshot.name, () => {
   });
 
   it('attaches webhooks to their destination ordered by position', () => {
-    const destination = buildSnapshot(rows()).destinationsBySource.get('s1');
+    const [destination] = buildSnapshot(rows()).destinationsBySource.get('s1') ?? [];
     expect(destination?.webhooks.map((webhook) => webhook.id)).toEqual(['w0', 'w2']);
+  });
+
+  it("lists a source's destinations oldest first, ties by id", () => {
+    const input = rows();
+    const at = (id: string, ms: number) => ({
+      ...input.destinations[0],
+      id,
+      createdAt: new Date(ms),
+    });
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [at('d3', 3_000), at('d2', 1_000), at('d1', 1_000)],
+    });
+    expect(snapshot.destinationsBySource.get('s1')?.map((d) => d.id)).toEqual(['d1', 'd2', 'd3']);
+    expect(Object.isFrozen(snapshot.destinationsBySource.get('s1'))).toBe(true);
+  });
+
+  it.each([
+    ['no filter', null, 'null'],
+    ['a valid filter', { types: ['track'] }, 'track only'],
+    ['a stored filter that no longer validates', { types: ['click'] }, 'nothing'],
+  ])('compiles %s once', (_name, filter, expected) => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [{ ...input.destinations[0], filter }],
+    });
+    const compiled = snapshot.destinations.get('d1')?.filter;
+    const described =
+      compiled === null
+        ? 'null'
+        : compiled?.types?.size === 0
+          ? 'nothing'
+          : [...(compiled?.types ?? [])].join() + ' only';
+    expect(described).toBe(expected);
   });
 
   it('gives a destination without webhooks an empty list', () => {

@@ -1,3 +1,5 @@
+import { type CompiledFilter, compileFilter, validateFilter } from '@app/contracts';
+
 import type { DestinationEntity, DestinationKind } from './entities/destination.entity';
 import type { SourceEntity } from './entities/source.entity';
 import type { WebhookEntity } from './entities/webhook.entity';
@@ -45,6 +47,12 @@ export interface DestinationSettings {
   readonly sharedSecretCiphertext: Readonly<Uint8Array> | null;
   /** Webhooks ordered by position. */
   readonly webhooks: readonly WebhookSettings[];
+  /**
+   * Which calls it takes, compiled once per settings change; null (or absent, in hand-made
+   * settings) takes every call. A stored filter that no longer validates compiles to one that
+   * takes no call.
+   */
+  readonly filter?: CompiledFilter | null;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -57,7 +65,14 @@ export interface SettingsRows {
   /** Every destination. */
   readonly destinations: readonly Pick<
     DestinationEntity,
-    'id' | 'sourceId' | 'kind' | 'name' | 'enabled' | 'sharedSecretCiphertext'
+    | 'id'
+    | 'sourceId'
+    | 'kind'
+    | 'name'
+    | 'enabled'
+    | 'sharedSecretCiphertext'
+    | 'filter'
+    | 'createdAt'
   >[];
   /** Every webhook, in any order. */
   readonly webhooks: readonly Pick<
@@ -74,8 +89,8 @@ export interface SettingsSnapshot {
   readonly sourcesByWriteKey: ReadonlyMap<string, SourceSettings>;
   /** Destinations by id. */
   readonly destinations: ReadonlyMap<string, DestinationSettings>;
-  /** Destinations by source id (at most one per source). */
-  readonly destinationsBySource: ReadonlyMap<string, DestinationSettings>;
+  /** Destinations by source id, oldest first (the first is what the single-destination API acts on). */
+  readonly destinationsBySource: ReadonlyMap<string, readonly DestinationSettings[]>;
   /**
    * The origins some enabled source allows, for CORS preflights, which name no source:
    * `any` when an enabled source allows every origin.
@@ -106,12 +121,15 @@ export function buildSnapshot(rows: SettingsRows): SettingsSnapshot {
   }
   const webhooksByDestination = groupWebhooks(rows.webhooks);
   const destinations = new Map<string, DestinationSettings>();
-  const destinationsBySource = new Map<string, DestinationSettings>();
-  for (const row of rows.destinations) {
+  const destinationsBySource = new Map<string, DestinationSettings[]>();
+  for (const row of [...rows.destinations].sort(oldestFirst)) {
     const destination = toDestination(row, webhooksByDestination.get(row.id) ?? []);
     destinations.set(destination.id, destination);
-    destinationsBySource.set(destination.sourceId, destination);
+    const list = destinationsBySource.get(destination.sourceId) ?? [];
+    list.push(destination);
+    destinationsBySource.set(destination.sourceId, list);
   }
+  for (const list of destinationsBySource.values()) Object.freeze(list);
   return Object.freeze({
     sources,
     sourcesByWriteKey,
@@ -153,6 +171,30 @@ function groupWebhooks(rows: SettingsRows['webhooks']): Map<string, readonly Web
   return sorted;
 }
 
+/** A filter that takes no call: what a stored filter that no longer validates becomes. */
+const TAKES_NOTHING: CompiledFilter = Object.freeze({
+  types: new Set<string>(),
+  eventName: undefined,
+  where: undefined,
+});
+
+/** Creation order, then id: the order of a source's destinations everywhere. */
+function oldestFirst(
+  a: SettingsRows['destinations'][number],
+  b: SettingsRows['destinations'][number],
+): number {
+  const byTime = a.createdAt.getTime() - b.createdAt.getTime();
+  if (byTime !== 0) return byTime;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The stored filter compiled, once per settings change. */
+function compiledFilter(filter: unknown): CompiledFilter | null {
+  if (filter === null || filter === undefined) return null;
+  const checked = validateFilter(filter);
+  return checked.ok ? compileFilter(checked.filter) : TAKES_NOTHING;
+}
+
 /** One frozen destination; the ciphertext is copied so no buffer is shared with the driver. */
 function toDestination(
   row: SettingsRows['destinations'][number],
@@ -167,5 +209,6 @@ function toDestination(
     enabled: row.enabled,
     sharedSecretCiphertext: ciphertext ? Uint8Array.from(ciphertext) : null,
     webhooks,
+    filter: compiledFilter(row.filter),
   });
 }

@@ -2,6 +2,9 @@ import { execFileSync } from 'node:child_process';
 
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
+import { HEADER, TOPIC } from '@app/contracts';
+import { headerText } from '@app/kafka';
+
 import { callAdmin, startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
@@ -10,7 +13,13 @@ import { WebhookReceiver } from '../../helpers/webhook-receiver';
 /** A deletion request as GET answers it, the parts read here. */
 interface RequestView {
   readonly totals: Record<'notifications' | 'delivered' | 'pending' | 'failed', number>;
-  readonly targets: { sourceId: string; delivered: number; pending: number; failed: number }[];
+  readonly targets: {
+    sourceId: string;
+    destinationId: string;
+    delivered: number;
+    pending: number;
+    failed: number;
+  }[];
 }
 
 /** The signature an implementation independent of the project computes: openssl's. */
@@ -125,6 +134,58 @@ describe('a deletion request through the dispatcher', () => {
     expect(failing.requests.length).toBeGreaterThan(2);
     for (const r of failing.requests) {
       expect(r.headers['x-signature']).toBe(opensslHmacSha1('secret-f', r.body));
+    }
+  }, 60_000);
+
+  it('notifies each destination of a source once per user, whatever its filter, with a receipt each', async () => {
+    const [crm, data] = await Promise.all([receiver(), receiver()]);
+    const first = await sourceFor([crm], 'secret-crm');
+    const path = `/sources/${first.sourceId}/destinations`;
+    const second = await api('POST', path, { name: 'Data', filter: { types: ['track'] } });
+    await api('POST', `${path}/${second.id}/webhooks`, { url: data.url() });
+    await api('PUT', `${path}/${second.id}/shared-secret`, { sharedSecret: 'secret-data' });
+    await api('POST', `${path}/${second.id}/enable`);
+    await h.routerSeesDestination(second.id, (d) => d?.enabled === true);
+    await h.dispatcherSees(second.id, (d) => d?.enabled === true);
+
+    const request = await api('POST', '/deletion-requests', {
+      userIds: ['user-1', 'user-2'],
+      sourceIds: [first.sourceId],
+    });
+    expect(request.totals).toMatchObject({ notifications: 4, pending: 4 });
+    const receipts = await eventually(
+      async () => {
+        const view: RequestView = await api('GET', `/deletion-requests/${request.id}`);
+        return view.totals.delivered === 4 ? view : undefined;
+      },
+      30_000,
+      'receipts: 4 delivered',
+    );
+    expect(receipts.targets.map((t) => [t.destinationId, t.delivered]).sort()).toEqual(
+      [
+        [first.destinationId, 2],
+        [second.id, 2],
+      ].sort(),
+    );
+    await h.settled();
+    // One delivery per (user, destination): each notification reaches its own destination only.
+    const produced = h.deliveries.records.filter(
+      (r) => r.topic === TOPIC.deliveries && headerText(r, HEADER.sourceId) === first.sourceId,
+    );
+    expect(produced.map((r) => headerText(r, HEADER.destinationId)).sort()).toEqual(
+      [first.destinationId, first.destinationId, second.id, second.id].sort(),
+    );
+    const bodies = ['user-1', 'user-2'].map((userId) =>
+      JSON.stringify({ type: 'delete', userId, timestamp: request.createdAt }),
+    );
+    for (const [sink, secret] of [
+      [crm, 'secret-crm'],
+      [data, 'secret-data'],
+    ] as const) {
+      expect(sink.requests.map((r) => r.body.toString()).sort()).toEqual(bodies);
+      for (const r of sink.requests) {
+        expect(r.headers['x-signature']).toBe(opensslHmacSha1(secret, r.body));
+      }
     }
   }, 60_000);
 });

@@ -107,6 +107,8 @@ describe('GET /admin/v1/deliveries', () => {
           id: c,
           sourceId: S1,
           destinationId: D1,
+          // D1 is no destination of the settings tables (as one deleted since).
+          destinationName: null,
           messageId: expect.any(String),
           type: 'track',
           event: 'Order Completed',
@@ -126,6 +128,24 @@ describe('GET /admin/v1/deliveries', () => {
       ],
       nextCursor: null,
     });
+  });
+
+  it("names each delivery's destination beside its id", async () => {
+    const created = await h.call('POST', '/admin/v1/sources', { name: 'named' });
+    const sourceId = created.body.id as string;
+    const named = await h.call('POST', `/admin/v1/sources/${sourceId}/destinations`, {
+      name: 'My CRM',
+    });
+    const at = BASE + 20 * MINUTE;
+    const [id] = await insert([
+      { sourceId, destinationId: named.body.id, firstAttemptAt: iso(at), state: 'delivered' },
+    ]);
+    const list = await h.call('GET', `/admin/v1/deliveries?sourceId=${sourceId}`);
+    expect(list.body.items).toEqual([
+      expect.objectContaining({ id, destinationId: named.body.id, destinationName: 'My CRM' }),
+    ]);
+    const one = await h.call('GET', `/admin/v1/deliveries/${id}`);
+    expect(one.body).toMatchObject({ destinationName: 'My CRM' });
   });
 
   it('gives a cursor when more rows match than the limit', async () => {

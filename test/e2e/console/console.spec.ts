@@ -208,7 +208,7 @@ describe('the operator console in Chromium', () => {
   it("sets up the source's webhooks destination: webhook with a header, secret, enabled", async () => {
     await page
       .locator(`tr[data-source-id="${sourceId}"]`)
-      .getByRole('link', { name: 'Destination' })
+      .getByRole('link', { name: 'Destination', exact: true })
       .click();
     await page.getByRole('heading', { level: 1, name: 'Destination of Shop' }).waitFor();
     await page.getByRole('button', { name: 'Create webhooks destination' }).click();
@@ -233,7 +233,7 @@ describe('the operator console in Chromium', () => {
     expect(await page.locator('main img').count()).toBe(0);
 
     await h.routerSees('the destination enabled', (d) => d?.enabled === true, sourceId);
-    const destinationId = h.routerSettings.destinationForSource(sourceId)?.id ?? '';
+    const destinationId = h.routerSettings.destinationsForSource(sourceId)[0]?.id ?? '';
     await h.dispatcherSees(destinationId, (d) => d?.enabled === true && d.webhooks.length === 1);
   });
 
@@ -354,11 +354,47 @@ describe('the operator console in Chromium', () => {
     await screenshot('live');
   });
 
+  it("lists the source's destinations, creates one with a filter, and shows a bad filter's path", async () => {
+    await open(`#/sources/${sourceId}/destinations`, 'Destinations of Shop');
+    await page.locator('tr[data-destination-id]').filter({ hasText: 'Webhooks' }).waitFor();
+    await page.getByLabel('Name').fill('Data');
+    await page.getByLabel('Filter (JSON)').fill('{"types":["track"]}');
+    await page.getByRole('button', { name: 'Create destination' }).click();
+    const row = page.locator('tr[data-destination-id]').filter({ hasText: 'Data' });
+    await row.filter({ hasText: '{"types":["track"]}' }).waitFor();
+    const dataId = (await row.getAttribute('data-destination-id')) ?? '';
+
+    await row.getByRole('link', { name: 'Data' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Destination of Shop' }).waitFor();
+    await page
+      .getByLabel('Filter (JSON)')
+      .fill(
+        '{"where":{"and":[{"field":"userId","op":"exists"},{"field":"a","op":"$gte","value":1}]}}',
+      );
+    await page.getByRole('button', { name: 'Save filter' }).click();
+    await page
+      .getByTestId('filter-error')
+      .filter({ hasText: 'filter.where.and[1].op: must be one of' })
+      .filter({ hasText: 'invalid_filter' })
+      .waitFor();
+    const good = { where: { field: 'properties.total', op: 'gte', value: 100 } };
+    await page.getByLabel('Filter (JSON)').fill(JSON.stringify(good));
+    await page.getByRole('button', { name: 'Save filter' }).click();
+    await page.getByTestId('filter-state').filter({ hasText: 'Takes only the calls' }).waitFor();
+    const saved = (await (
+      await fetch(`${adminOrigin}/admin/v1/sources/${sourceId}/destinations/${dataId}`, {
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      })
+    ).json()) as { name: string; filter: unknown };
+    expect(saved).toMatchObject({ name: 'Data', filter: good });
+  });
+
   it('every page fits a phone screen and a 1280 px one, and loads nothing from elsewhere', async () => {
     const pages: [string, string, string][] = [
       ['#/sources', 'Sources', 'sources'],
       [`#/sources/${sourceId}`, 'Source: Shop', 'source-usage'],
       [`#/sources/${sourceId}/destination`, 'Destination of Shop', 'destination'],
+      [`#/sources/${sourceId}/destinations`, 'Destinations of Shop', 'destinations'],
       [`#/deliveries?sourceId=${sourceId}`, 'Deliveries', 'deliveries'],
       [`#/deliveries/${deadId}`, 'Delivery', 'delivery-attempts'],
       [`#/dead?sourceId=${sourceId}`, 'Dead letters', 'dead-letters'],

@@ -83,7 +83,7 @@ describe('a call through ingest, router and dispatcher on an in-memory Kafka', (
     for (const app of apps.slice(2)) {
       const cache = app.get(SettingsCache);
       await eventually(
-        () => (cache.destinationForSource(source.id)?.enabled ? true : undefined),
+        () => (cache.destinationsForSource(source.id)[0]?.enabled ? true : undefined),
         10_000,
         'the enabled destination in the settings caches',
       );

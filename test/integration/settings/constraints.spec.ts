@@ -46,10 +46,8 @@ describe('settings constraints', () => {
     return dataSource.getRepository(SourceEntity).save({ name: 'Shop', writeKey });
   }
 
-  function insertDestination(sourceId: string): Promise<DestinationEntity> {
-    return dataSource
-      .getRepository(DestinationEntity)
-      .save({ sourceId, kind: 'webhooks', name: 'Hooks' });
+  function insertDestination(sourceId: string, name = 'Hooks'): Promise<DestinationEntity> {
+    return dataSource.getRepository(DestinationEntity).save({ sourceId, kind: 'webhooks', name });
   }
 
   function insertWebhook(destinationId: string, position: number, headers = {}) {
@@ -176,13 +174,58 @@ describe('settings constraints', () => {
     );
   });
 
-  it('refuses a second destination on one source', async () => {
+  it('refuses a second destination of the same name on one source', async () => {
     const source = await insertSource();
     await insertDestination(source.id);
     await expectViolation(
       insertDestination(source.id),
       UNIQUE_VIOLATION,
-      'destination_source_id_unique',
+      'destination_source_name_unique',
+    );
+  });
+
+  it('gives destinations the lowest free slot and refuses a 21st', async () => {
+    const source = await insertSource();
+    const made = [];
+    for (let i = 0; i < 20; i += 1) made.push(await insertDestination(source.id, `D${i}`));
+    const slots = await dataSource.query<{ slot: number }[]>(
+      'SELECT slot FROM destination WHERE source_id = $1 ORDER BY slot',
+      [source.id],
+    );
+    expect(slots.map((row) => row.slot)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    await expectViolation(
+      insertDestination(source.id, 'D20'),
+      CHECK_VIOLATION,
+      'destination_slot_range_check',
+    );
+    await dataSource.getRepository(DestinationEntity).delete({ id: made[3].id });
+    const again = await insertDestination(source.id, 'D3 again');
+    await expect(
+      dataSource.getRepository(DestinationEntity).findOneByOrFail({ id: again.id }),
+    ).resolves.toMatchObject({ slot: 3 });
+  });
+
+  it('never stores a 21st destination, even from concurrent inserts', async () => {
+    const source = await insertSource();
+    for (let i = 0; i < 18; i += 1) await insertDestination(source.id, `D${i}`);
+    const results = await Promise.allSettled(
+      Array.from({ length: 4 }, (_, i) => insertDestination(source.id, `C${i}`)),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    await expect(
+      dataSource.getRepository(DestinationEntity).countBy({ sourceId: source.id }),
+    ).resolves.toBe(20);
+  });
+
+  it('refuses a filter that is not a JSON object', async () => {
+    const source = await insertSource();
+    await expectViolation(
+      dataSource.query(
+        `INSERT INTO destination (source_id, kind, name, filter) VALUES ($1, 'webhooks', 'x', '[]')`,
+        [source.id],
+      ),
+      CHECK_VIOLATION,
+      'destination_filter_object_check',
     );
   });
 

@@ -87,7 +87,7 @@ describe(SettingsCache.name, () => {
       allowedOrigins: [],
     });
     expect(cache.source(source.id)).toBe(cache.sourceByWriteKey(writeKey));
-    const loaded = cache.destinationForSource(source.id);
+    const [loaded] = cache.destinationsForSource(source.id);
     expect(loaded).toBe(cache.destination(destination.id));
     expect(loaded?.webhooks.map((webhook) => webhook.url)).toEqual([
       'https://a.test/',

@@ -24,19 +24,22 @@ const EXPECTED_CONSTRAINTS = [
   'audience_sync_pkey',
   'audience_sync_status_check',
   'deletion_notification_pkey',
+  'deletion_notification_request_destination_user_unique',
   'deletion_notification_request_id_fkey',
-  'deletion_notification_request_source_user_unique',
   'deletion_notification_status_check',
   'deletion_request_pkey',
   'deletion_request_user_count_check',
   'delivery_ledger_pkey',
   'delivery_ledger_state_check',
+  'destination_filter_object_check',
   'destination_kind_check',
   'destination_name_not_empty_check',
   'destination_pkey',
   'destination_shared_secret_not_empty_check',
+  'destination_slot_range_check',
   'destination_source_id_fkey',
-  'destination_source_id_unique',
+  'destination_source_name_unique',
+  'destination_source_slot_unique',
   'replay_job_pkey',
   'replay_job_status_check',
   'source_allowed_origins_count_check',
@@ -113,9 +116,11 @@ describe('settings migrations', () => {
       'CreateDeliveryLedger1763769600200',
       'AddSourceAllowedOrigins1763769600300',
       'AddReplayJobResume1763769600400',
+      'ManyDestinationsPerSource1763769600500',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
+      'sluice_destination_assign_slot',
       'sluice_settings_notify',
       'sluice_webhook_headers_valid',
     ]);
@@ -139,16 +144,17 @@ describe('settings migrations', () => {
     expect(row).toEqual({ deferrable: true, deferred: true });
   });
 
-  it('installs insert/update/delete and truncate triggers on every table', async () => {
+  it('installs insert/update/delete and truncate triggers on every table, and the slot one', async () => {
     const rows: { name: string }[] = await dataSource.query(
       `SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1`,
     );
-    expect(rows.map((row) => row.name)).toEqual(
-      ['destination', 'source', 'webhook'].flatMap((table) => [
+    expect(rows.map((row) => row.name)).toEqual([
+      'destination_assign_slot',
+      ...['destination', 'source', 'webhook'].flatMap((table) => [
         `${table}_settings_notify`,
         `${table}_settings_notify_truncate`,
       ]),
-    );
+    ]);
   });
 
   it('gives a source an empty origin allow-list by default, and at most 50 origins', async () => {
@@ -176,6 +182,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',
       'AddSourceAllowedOrigins1763769600300',
       'CreateDeliveryLedger1763769600200',

@@ -2,9 +2,8 @@ import {
   encodeIntegrationsHeader,
   enrichCall,
   HEADER,
-  integrationAllows,
+  integrationVerdicts,
   TOPIC,
-  WEBHOOKS_INTEGRATION,
 } from '@app/contracts';
 import type { OutgoingRecord } from '@app/kafka';
 import type { AudienceKind } from '@app/settings';
@@ -61,9 +60,7 @@ export function traitIdentifyRecord(
       [HEADER.sourceId]: trait.sourceId,
       [HEADER.callType]: 'identify',
       [HEADER.messageId]: call.messageId as string,
-      [HEADER.integrations]: encodeIntegrationsHeader(
-        integrationAllows(call, WEBHOOKS_INTEGRATION),
-      ),
+      [HEADER.integrations]: encodeIntegrationsHeader(integrationVerdicts(call)),
     },
   };
 }

@@ -25,6 +25,7 @@ export const CONSOLE_MODULES: readonly string[] = [
   'router.js',
   'sources.js',
   'destination.js',
+  'destinations.js',
   'deliveries.js',
   'replay.js',
   'dead-letters.js',

@@ -5,6 +5,8 @@ import type { OutgoingRecord } from '@app/kafka';
 export interface DeleteNotification {
   readonly id: string;
   readonly sourceId: string;
+  /** The one destination it is for: the router delivers it there alone. */
+  readonly destinationId: string;
   readonly userId: string;
 }
 
@@ -13,7 +15,8 @@ export interface DeleteNotification {
  * keys and heads calls (`sourceId:userId`; source, type and message id headers). Its value
  * is the exact webhook body, `{"type":"delete","userId":...,"timestamp":...}`: no `version`,
  * no `messageId` (docs/architecture.md, "Delivery semantics"). Delete notifications ignore the integrations object,
- * so there is no verdict header.
+ * so there is no verdict header; the destination header names the one destination it is for
+ * (a source may have several, each with its own receipt).
  * @param timestamp the deletion request's creation time, ISO 8601 UTC
  */
 export function deleteRecord(n: DeleteNotification, timestamp: string): OutgoingRecord {
@@ -25,6 +28,7 @@ export function deleteRecord(n: DeleteNotification, timestamp: string): Outgoing
       [HEADER.sourceId]: n.sourceId,
       [HEADER.callType]: 'delete',
       [HEADER.messageId]: n.id,
+      [HEADER.destinationId]: n.destinationId,
     },
   };
 }

@@ -26,9 +26,9 @@ interface Target {
 }
 
 /**
- * Deletion requests: one `delete` notification per user and affected source (an enabled
- * source with an enabled webhook destination that has a webhook, as the router routes),
- * published to `sluice.calls.v1`. The notifications are stored (pending) before they are
+ * Deletion requests: one `delete` notification per user and affected destination (an enabled
+ * webhook destination with a webhook, of an enabled source, as the router routes), published
+ * to `sluice.calls.v1` naming that destination. The notifications are stored (pending) before they are
  * published, so no outcome can arrive for a notification not yet stored; if Kafka does not
  * acknowledge them, the request is removed again and the answer is 503.
  */
@@ -123,9 +123,9 @@ export class DeletionsService {
       take: REPUBLISH_LIMIT,
     });
     for (const request of unpublished) {
-      const rows: { id: string; source_id: string; user_id: string }[] =
+      const rows: { id: string; source_id: string; destination_id: string; user_id: string }[] =
         await this.dataSource.query(
-          `SELECT "id", "source_id", "user_id" FROM "deletion_notification"
+          `SELECT "id", "source_id", "destination_id", "user_id" FROM "deletion_notification"
            WHERE "request_id" = $1 ORDER BY "source_id", "user_id"`,
           [request.id],
         );
@@ -133,7 +133,10 @@ export class DeletionsService {
       await publishAll(
         this.producer,
         rows.map((r) =>
-          deleteRecord({ id: r.id, sourceId: r.source_id, userId: r.user_id }, timestamp),
+          deleteRecord(
+            { id: r.id, sourceId: r.source_id, destinationId: r.destination_id, userId: r.user_id },
+            timestamp,
+          ),
         ),
       );
       await requests.update(

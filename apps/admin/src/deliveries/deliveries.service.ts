@@ -1,4 +1,5 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { DataSource } from 'typeorm';
 
 import type { DeliveryState } from '@app/contracts';
@@ -12,6 +13,7 @@ import {
   deliveryDetailView,
   DeliveryView,
   deliveryView,
+  DestinationNames,
   LedgerRecord,
   VIEW_COLUMNS,
 } from './delivery.view';
@@ -60,9 +62,10 @@ export class DeliveriesService {
       where.params,
     );
     const page = rows.slice(0, limit);
+    const names = await this.destinationNames(page);
     const last = page[page.length - 1];
     return {
-      items: page.map(deliveryView),
+      items: page.map((row) => deliveryView(row, names)),
       nextCursor:
         rows.length > limit ? encodeCursor({ firstAttemptMicros: last.micros, id: last.id }) : null,
     };
@@ -70,7 +73,22 @@ export class DeliveriesService {
 
   /** One delivery with its attempts, or 404. */
   async get(id: string): Promise<DeliveryDetailView> {
-    return deliveryDetailView(await this.find(id));
+    const row = await this.find(id);
+    return deliveryDetailView(row, await this.destinationNames([row]));
+  }
+
+  /**
+   * The names of the destinations of these rows, in one query by primary key (a page holds
+   * at most a few hundred rows); a destination deleted since has none.
+   */
+  private async destinationNames(rows: readonly LedgerRecord[]): Promise<DestinationNames> {
+    const ids = [...new Set(rows.map((r) => r.destination_id))].filter((id) => isUUID(id));
+    if (ids.length === 0) return new Map();
+    const found: { id: string; name: string }[] = await this.dataSource.query(
+      `SELECT "id", "name" FROM "destination" WHERE "id" = ANY($1::uuid[])`,
+      [ids],
+    );
+    return new Map(found.map((d) => [d.id, d.name]));
   }
 
   /** The ledger row of a delivery, or 404. */

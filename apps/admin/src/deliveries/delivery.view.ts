@@ -29,6 +29,8 @@ export interface DeliveryView {
   readonly id: string;
   readonly sourceId: string;
   readonly destinationId: string;
+  /** The destination's name now; null when it was deleted since. */
+  readonly destinationName: string | null;
   readonly messageId: string;
   readonly type: string;
   readonly event: string | null;
@@ -79,11 +81,15 @@ export const VIEW_COLUMNS = [
   .map((column) => `"${column}"`)
   .join(', ');
 
-export function deliveryView(r: LedgerRecord): DeliveryView {
+/** Destination names by id, for the rows of one answer. */
+export type DestinationNames = ReadonlyMap<string, string>;
+
+export function deliveryView(r: LedgerRecord, names: DestinationNames): DeliveryView {
   return {
     id: r.id,
     sourceId: r.source_id,
     destinationId: r.destination_id,
+    destinationName: names.get(r.destination_id) ?? null,
     messageId: r.message_id,
     type: r.call_type,
     event: r.event,
@@ -105,8 +111,8 @@ export function deliveryView(r: LedgerRecord): DeliveryView {
   };
 }
 
-export function deliveryDetailView(r: LedgerRecord): DeliveryDetailView {
-  return { ...deliveryView(r), history: r.history ?? [] };
+export function deliveryDetailView(r: LedgerRecord, names: DestinationNames): DeliveryDetailView {
+  return { ...deliveryView(r, names), history: r.history ?? [] };
 }
 
 /** A `replay_job` row as the pg driver returns it. */

@@ -15,6 +15,7 @@ import { DestinationEntity, SourceEntity } from '@app/settings';
 
 import { notFound } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
+import { FIRST_DESTINATION } from '../destinations/destinations.service';
 import { ReplayRangeDto } from './delivery.dto';
 import { ReplayJobRecord, ReplayJobView, replayJobView } from './delivery.view';
 import { deadLetterDeliveryId } from './replay-record';
@@ -110,8 +111,12 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
   ) {}
 
   /** Creates the job (with the count it covers) and starts it; 404s, 409 when disabled. */
-  async start(sourceId: string, dto: ReplayRangeDto): Promise<ReplayJobView> {
-    const destination = await this.destinationOf(sourceId);
+  async start(
+    sourceId: string,
+    dto: ReplayRangeDto,
+    destinationId: string = FIRST_DESTINATION,
+  ): Promise<ReplayJobView> {
+    const destination = await this.destinationOf(sourceId, destinationId);
     await this.replayer.assertDestinationEnabled(destination.id);
     const filter = this.filter(destination.id, dto);
     const [{ count }]: { count: string }[] = await this.dataSource.query(
@@ -207,14 +212,18 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async destinationOf(sourceId: string): Promise<DestinationEntity> {
+  /** The destination by id, or the source's first (oldest) one. */
+  private async destinationOf(sourceId: string, destinationId: string): Promise<DestinationEntity> {
     const source = isUUID(sourceId)
       ? await this.dataSource.getRepository(SourceEntity).findOneBy({ id: sourceId })
       : null;
     if (!source) throw notFound('source');
-    const destination = await this.dataSource
-      .getRepository(DestinationEntity)
-      .findOneBy({ sourceId });
+    const first = destinationId === FIRST_DESTINATION;
+    if (!first && !isUUID(destinationId)) throw notFound('destination');
+    const destination = await this.dataSource.getRepository(DestinationEntity).findOne({
+      where: first ? { sourceId } : { sourceId, id: destinationId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
     if (!destination) throw notFound('destination');
     return destination;
   }

@@ -14,11 +14,26 @@ import { ReplayJobsService } from './replay-jobs.service';
 export class ReplaysController {
   constructor(private readonly jobs: ReplayJobsService) {}
 
+  @Post('sources/:sourceId/destinations/:destinationId/replay')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: "Replay a destination's dead deliveries of a time range",
+    description: 'As POST /admin/v1/sources/{sourceId}/destination/replay, for this destination.',
+  })
+  startFor(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: ReplayRangeDto,
+  ) {
+    return this.jobs.start(sourceId, dto, destinationId);
+  }
+
   @Post('sources/:sourceId/destination/replay')
   @HttpCode(202)
   @ApiOperation({
-    summary: "Replay the destination's dead deliveries of a time range",
+    summary: "Replay the first destination's dead deliveries of a time range",
     description:
+      "Acts on the source's FIRST destination (its oldest). " +
       'Starts a job that replays, in the background, every delivery of the destination that ' +
       "was dead when the job began, first attempted in `[from, to)` (at most the ledger's " +
       'retention), with `reason` when given; each one as a single replay would. Answers the ' +

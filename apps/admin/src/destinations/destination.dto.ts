@@ -4,37 +4,73 @@ import {
   ArrayMaxSize,
   IsArray,
   IsIn,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
   Length,
   MaxLength,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
-import { MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
+import { MAX_DESTINATION_NAME_CHARS, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
 
 import { IsWebhookHeaders, IsWebhookUrl } from './webhook-rules';
 
-/** Body of `POST .../destination`. */
+/** What the OpenAPI document says of a filter; the service checks it (docs/api.md). */
+const FILTER_SCHEMA = {
+  type: 'object',
+  nullable: true,
+  description:
+    'Which calls the destination takes; null (or absent) takes every call. Keys: types ' +
+    '(call types), events (event names), eventPrefixes, where (a predicate: ' +
+    '{field, op, value} with op one of eq, ne, lt, lte, gt, gte, in, exists, prefix, suffix; ' +
+    'or {and: [...]}, {or: [...]}, {not: {...}}). See docs/api.md, "Destination filters".',
+  example: {
+    types: ['track'],
+    eventPrefixes: ['Order '],
+    where: { field: 'properties.total', op: 'gte', value: 100 },
+  },
+  additionalProperties: true,
+} as const;
+
+/** Body of `POST .../destinations` (and of the older `POST .../destination`). */
 export class CreateDestinationDto {
-  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: MAX_DESTINATION_NAME_CHARS,
+    description:
+      "Unique within the source, case-sensitive: the key that names this destination in a call's integrations object",
+  })
   @IsString()
-  @Length(1, 200)
+  @Length(1, MAX_DESTINATION_NAME_CHARS)
   name!: string;
 
   @ApiPropertyOptional({ enum: ['webhooks'], default: 'webhooks' })
   @IsOptional()
   @IsIn(['webhooks'])
   kind?: 'webhooks';
+
+  @ApiPropertyOptional(FILTER_SCHEMA)
+  @IsOptional()
+  @IsObject()
+  filter?: Record<string, unknown> | null;
 }
 
-/** Body of `PATCH .../destination`. */
+/** Body of `PATCH` on a destination: the fields to change. */
 export class UpdateDestinationDto {
-  @ApiProperty({ minLength: 1, maxLength: 200 })
+  @ApiPropertyOptional({ minLength: 1, maxLength: MAX_DESTINATION_NAME_CHARS })
+  // Not IsOptional: that would let null through; only an absent name is left alone.
+  @ValidateIf((_dto, value) => value !== undefined)
   @IsString()
-  @Length(1, 200)
-  name!: string;
+  @Length(1, MAX_DESTINATION_NAME_CHARS)
+  name?: string;
+
+  @ApiPropertyOptional(FILTER_SCHEMA)
+  @IsOptional()
+  @IsObject()
+  filter?: Record<string, unknown> | null;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */

@@ -17,6 +17,8 @@ export interface DestinationView {
   readonly kind: string;
   readonly name: string;
   readonly enabled: boolean;
+  /** Which calls it takes (docs/api.md, "Destination filters"); null takes every call. */
+  readonly filter: object | null;
   readonly sharedSecretSet: boolean;
   readonly webhooks: WebhookView[];
   readonly createdAt: string;
@@ -33,6 +35,7 @@ export function destinationView(
     kind: d.kind,
     name: d.name,
     enabled: d.enabled,
+    filter: d.filter ?? null,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     webhooks: [...webhooks].sort((a, b) => a.position - b.position).map(webhookView),
     createdAt: d.createdAt.toISOString(),

@@ -10,7 +10,7 @@ import {
   Put,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 
@@ -22,71 +22,88 @@ import {
   UpdateWebhookDto,
   WebhookDto,
 } from './destination.dto';
-import { DestinationsService } from './destinations.service';
+import { DestinationRef, DestinationsService, FIRST_DESTINATION } from './destinations.service';
 
-/** `/admin/v1/sources/:sourceId/destination`: the source's webhook destination. */
-@ApiTags('destinations')
+const FIRST_NOTE =
+  "Acts on the source's FIRST destination (its oldest); a source may have several: see /admin/v1/sources/{sourceId}/destinations.";
+
+/**
+ * `/admin/v1/sources/:sourceId/destination`: the older single-destination routes, kept as
+ * they were. They act on the source's first (oldest) destination; creating refuses when the
+ * source has one already.
+ */
+@ApiTags('destinations (first)')
 @ApiBearerAuth()
 @UseGuards(AdminTokenGuard)
 @Controller('admin/v1/sources/:sourceId/destination')
 export class DestinationsController {
   constructor(private readonly destinations: DestinationsService) {}
 
-  /** Creates the destination (kind `webhooks`), disabled. */
+  /** Creates the source's first destination (kind `webhooks`), disabled. */
   @Post()
+  @ApiOperation({
+    summary: "Creates the source's first destination",
+    description:
+      'Refused with 409 destination_exists when the source has a destination already; add more with POST /admin/v1/sources/{sourceId}/destinations.',
+  })
   create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
-    return this.destinations.create(sourceId, dto);
+    return this.destinations.create(sourceId, dto, true);
   }
 
   @Get()
+  @ApiOperation({ summary: "The source's first destination", description: FIRST_NOTE })
   get(@Param('sourceId') sourceId: string) {
-    return this.destinations.get(sourceId);
+    return this.destinations.get(first(sourceId));
   }
 
   @Patch()
+  @ApiOperation({
+    summary: 'Renames the first destination or sets its filter',
+    description: FIRST_NOTE,
+  })
   update(@Param('sourceId') sourceId: string, @Body() dto: UpdateDestinationDto) {
-    return this.destinations.rename(sourceId, dto.name);
+    return this.destinations.update(first(sourceId), dto);
   }
 
   @Delete()
   @HttpCode(204)
   async remove(@Param('sourceId') sourceId: string): Promise<void> {
-    await this.destinations.remove(sourceId);
+    await this.destinations.remove(first(sourceId));
   }
 
   /** Sets the shared secret (write-only: answers say only whether one is set). */
   @Put('shared-secret')
   setSecret(@Param('sourceId') sourceId: string, @Body() dto: SharedSecretDto) {
-    return this.destinations.setSecret(sourceId, dto.sharedSecret);
+    return this.destinations.setSecret(first(sourceId), dto.sharedSecret);
   }
 
   @Delete('shared-secret')
   clearSecret(@Param('sourceId') sourceId: string) {
-    return this.destinations.setSecret(sourceId, null);
+    return this.destinations.setSecret(first(sourceId), null);
   }
 
   /** Enables the destination; refused while it has no webhook. */
   @Post('enable')
   @HttpCode(200)
   enable(@Param('sourceId') sourceId: string) {
-    return this.destinations.setEnabled(sourceId, true);
+    return this.destinations.setEnabled(first(sourceId), true);
   }
 
   @Post('disable')
   @HttpCode(200)
   disable(@Param('sourceId') sourceId: string) {
-    return this.destinations.setEnabled(sourceId, false);
+    return this.destinations.setEnabled(first(sourceId), false);
   }
 
   @Post('webhooks')
   addWebhook(@Param('sourceId') sourceId: string, @Body() dto: WebhookDto) {
-    return this.destinations.addWebhook(sourceId, dto);
+    return this.destinations.addWebhook(first(sourceId), dto);
   }
 
   /** Replaces the list; entries that carry an id keep it. */
   @Put('webhooks')
   replaceWebhooks(@Param('sourceId') sourceId: string, @Body() dto: ReplaceWebhooksDto) {
-    return this.destinations.replaceWebhooks(sourceId, dto.webhooks);
+    return this.destinations.replaceWebhooks(first(sourceId), dto.webhooks);
   }
 
   /** Edits an entry in place; it keeps its id. */
@@ -96,11 +113,16 @@ export class DestinationsController {
     @Param('webhookId') webhookId: string,
     @Body() dto: UpdateWebhookDto,
   ) {
-    return this.destinations.updateWebhook(sourceId, webhookId, dto);
+    return this.destinations.updateWebhook(first(sourceId), webhookId, dto);
   }
 
   @Delete('webhooks/:webhookId')
   removeWebhook(@Param('sourceId') sourceId: string, @Param('webhookId') webhookId: string) {
-    return this.destinations.removeWebhook(sourceId, webhookId);
+    return this.destinations.removeWebhook(first(sourceId), webhookId);
   }
+}
+
+/** The first destination of a source. */
+function first(sourceId: string): DestinationRef {
+  return { sourceId, destinationId: FIRST_DESTINATION };
 }

@@ -1,26 +1,47 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 
-import { MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
-import { DestinationEntity, WebhookEntity } from '@app/settings';
+import { MAX_DESTINATIONS_PER_SOURCE, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
+import { DestinationEntity, SourceEntity, WebhookEntity } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
-import { conflict, notFound, PG_UNIQUE_VIOLATION, sqlState } from '../admin.errors';
+import { conflict, notFound } from '../admin.errors';
 import { SourcesService } from '../sources/sources.service';
 import {
   CreateDestinationDto,
+  UpdateDestinationDto,
   UpdateWebhookDto,
   WebhookDto,
   WebhookEntryDto,
 } from './destination.dto';
+import {
+  checkedFilter,
+  destinationConflict,
+  nameTaken,
+  tooManyDestinations,
+} from './destination-rules';
 import { DestinationView, destinationView, WebhookView, webhookView } from './destination.view';
 
+/** The source's first destination: its oldest, what the `/destination` routes act on. */
+export const FIRST_DESTINATION = 'first';
+
+/** Which destination of a source a request acts on: by id, or the source's first. */
+export interface DestinationRef {
+  readonly sourceId: string;
+  readonly destinationId: string;
+}
+
+/** How destinations are ordered everywhere: oldest first, ties by id. */
+const OLDEST_FIRST = { createdAt: 'ASC', id: 'ASC' } as const;
+
 /**
- * The webhook destination of a source (at most one) and its webhook entries. Every change
- * runs in one transaction holding the destination's row lock, so the rules (at most five
- * webhooks, an enabled destination keeps at least one) hold under concurrent requests; a
- * refused request stores nothing.
+ * The webhook destinations of a source (at most MAX_DESTINATIONS_PER_SOURCE) and their
+ * webhook entries. A create holds the source's row lock, so the limit and unique names hold
+ * under concurrent requests (the database refuses a 21st or a duplicate name anyway); every
+ * other change runs in one transaction holding the destination's row lock, so its rules (at
+ * most five webhooks, an enabled destination keeps at least one) hold too. A refused request
+ * stores nothing.
  */
 @Injectable()
 export class DestinationsService {
@@ -30,53 +51,108 @@ export class DestinationsService {
     @Inject(SecretBox) private readonly secrets: SecretBox,
   ) {}
 
-  async create(sourceId: string, dto: CreateDestinationDto): Promise<DestinationView> {
+  /** A source's destinations, oldest first. */
+  async list(sourceId: string): Promise<DestinationView[]> {
     await this.sources.find(sourceId);
-    const repo = this.dataSource.getRepository(DestinationEntity);
+    const destinations = await this.dataSource.getRepository(DestinationEntity).find({
+      where: { sourceId },
+      order: OLDEST_FIRST,
+    });
+    const hooks = destinations.length
+      ? await this.dataSource.getRepository(WebhookEntity).find({
+          where: { destinationId: In(destinations.map((d) => d.id)) },
+        })
+      : [];
+    return destinations.map((d) =>
+      destinationView(
+        d,
+        hooks.filter((h) => h.destinationId === d.id),
+      ),
+    );
+  }
+
+  /**
+   * Creates a destination, disabled. `onlyFirst` (the older `POST .../destination`) refuses
+   * when the source has one already, as that route always did.
+   */
+  async create(
+    sourceId: string,
+    dto: CreateDestinationDto,
+    onlyFirst = false,
+  ): Promise<DestinationView> {
+    const filter = checkedFilter(dto.filter);
+    if (!isUUID(sourceId)) throw notFound('source');
     try {
-      const saved = await repo.save(
-        repo.create({
-          sourceId,
-          kind: 'webhooks',
-          name: dto.name,
-          enabled: false,
-          sharedSecretCiphertext: null,
-        }),
-      );
-      return destinationView(saved, []);
+      return await this.dataSource.transaction(async (m) => {
+        const source = await m.findOne(SourceEntity, {
+          where: { id: sourceId },
+          lock: { mode: 'pessimistic_write' },
+        });
+        if (!source) throw notFound('source');
+        const names = (await m.find(DestinationEntity, { where: { sourceId } })).map((d) => d.name);
+        if (onlyFirst && names.length > 0) {
+          throw conflict(
+            'destination_exists',
+            'the source already has a webhook destination; add more with POST /admin/v1/sources/:id/destinations',
+          );
+        }
+        if (names.length >= MAX_DESTINATIONS_PER_SOURCE) throw tooManyDestinations();
+        if (names.includes(dto.name)) throw nameTaken(dto.name);
+        const saved = await m.save(
+          m.create(DestinationEntity, {
+            sourceId,
+            kind: 'webhooks',
+            name: dto.name,
+            enabled: false,
+            sharedSecretCiphertext: null,
+            filter: filter ?? null,
+          }),
+        );
+        return destinationView(saved, []);
+      });
     } catch (error) {
-      if (sqlState(error) === PG_UNIQUE_VIOLATION) {
-        throw conflict('destination_exists', 'the source already has a webhook destination');
-      }
-      throw error;
+      throw destinationConflict(error, dto.name) ?? error;
     }
   }
 
-  get(sourceId: string): Promise<DestinationView> {
-    return this.locked(sourceId, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
+  get(ref: DestinationRef): Promise<DestinationView> {
+    return this.locked(ref, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
   }
 
-  rename(sourceId: string, name: string): Promise<DestinationView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
-      d.name = name;
-      return destinationView(await m.save(d), hooks);
-    });
+  /** Renames it or replaces its filter (null: takes every call). */
+  async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
+    const filter = checkedFilter(dto.filter);
+    try {
+      return await this.locked(ref, async (m, d, hooks) => {
+        if (dto.name !== undefined && dto.name !== d.name) {
+          const taken = await m.exists(DestinationEntity, {
+            where: { sourceId: d.sourceId, name: dto.name },
+          });
+          if (taken) throw nameTaken(dto.name);
+          d.name = dto.name;
+        }
+        if (filter !== undefined) d.filter = filter;
+        return destinationView(await m.save(d), hooks);
+      });
+    } catch (error) {
+      throw destinationConflict(error, dto.name) ?? error;
+    }
   }
 
-  async remove(sourceId: string): Promise<void> {
-    await this.locked(sourceId, (m, d) => m.remove(d));
+  async remove(ref: DestinationRef): Promise<void> {
+    await this.locked(ref, (m, d) => m.remove(d));
   }
 
   /** Stores the shared secret encrypted; it is never shown again. */
-  setSecret(sourceId: string, secret: string | null): Promise<DestinationView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
+  setSecret(ref: DestinationRef, secret: string | null): Promise<DestinationView> {
+    return this.locked(ref, async (m, d, hooks) => {
       d.sharedSecretCiphertext = secret === null ? null : this.secrets.seal(secret);
       return destinationView(await m.save(d), hooks);
     });
   }
 
-  setEnabled(sourceId: string, enabled: boolean): Promise<DestinationView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
+  setEnabled(ref: DestinationRef, enabled: boolean): Promise<DestinationView> {
+    return this.locked(ref, async (m, d, hooks) => {
       if (enabled && hooks.length === 0) {
         throw conflict('no_webhooks', 'a destination needs at least one webhook to be enabled');
       }
@@ -85,8 +161,8 @@ export class DestinationsService {
     });
   }
 
-  addWebhook(sourceId: string, dto: WebhookDto): Promise<WebhookView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
+  addWebhook(ref: DestinationRef, dto: WebhookDto): Promise<WebhookView> {
+    return this.locked(ref, async (m, d, hooks) => {
       if (hooks.length >= MAX_WEBHOOKS_PER_DESTINATION) {
         throw conflict(
           'too_many_webhooks',
@@ -104,8 +180,12 @@ export class DestinationsService {
   }
 
   /** Edits an entry in place: it keeps its id (and so its place in a retry in progress). */
-  updateWebhook(sourceId: string, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookView> {
-    return this.locked(sourceId, async (m, _d, hooks) => {
+  updateWebhook(
+    ref: DestinationRef,
+    webhookId: string,
+    dto: UpdateWebhookDto,
+  ): Promise<WebhookView> {
+    return this.locked(ref, async (m, _d, hooks) => {
       const hook = findHook(hooks, webhookId);
       if (dto.url !== undefined) hook.url = dto.url;
       if (dto.headers !== undefined) hook.headers = dto.headers;
@@ -113,8 +193,8 @@ export class DestinationsService {
     });
   }
 
-  removeWebhook(sourceId: string, webhookId: string): Promise<DestinationView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
+  removeWebhook(ref: DestinationRef, webhookId: string): Promise<DestinationView> {
+    return this.locked(ref, async (m, d, hooks) => {
       const hook = findHook(hooks, webhookId);
       if (d.enabled && hooks.length === 1) {
         throw conflict(
@@ -130,8 +210,11 @@ export class DestinationsService {
   }
 
   /** Replaces the list, in order; entries that carry an id keep it (edited in place). */
-  replaceWebhooks(sourceId: string, entries: readonly WebhookEntryDto[]): Promise<DestinationView> {
-    return this.locked(sourceId, async (m, d, hooks) => {
+  replaceWebhooks(
+    ref: DestinationRef,
+    entries: readonly WebhookEntryDto[],
+  ): Promise<DestinationView> {
+    return this.locked(ref, async (m, d, hooks) => {
       if (d.enabled && entries.length === 0) {
         throw conflict('last_webhook', 'an enabled destination keeps at least one webhook');
       }
@@ -158,17 +241,21 @@ export class DestinationsService {
   }
 
   /**
-   * Runs `work` in a transaction that holds the source's destination row lock, with the
-   * destination and its webhooks loaded; 404 when the source or destination does not exist.
+   * Runs `work` in a transaction that holds the destination's row lock, with the destination
+   * and its webhooks loaded; 404 when the source or destination does not exist.
    */
   private async locked<T>(
-    sourceId: string,
+    ref: DestinationRef,
     work: (m: EntityManager, d: DestinationEntity, hooks: WebhookEntity[]) => Promise<T>,
   ): Promise<T> {
+    const { sourceId, destinationId } = ref;
     if (!isUUID(sourceId)) throw notFound('source');
+    const first = destinationId === FIRST_DESTINATION;
+    if (!first && !isUUID(destinationId)) throw notFound('destination');
     return this.dataSource.transaction(async (m) => {
       const d = await m.findOne(DestinationEntity, {
-        where: { sourceId },
+        where: first ? { sourceId } : { sourceId, id: destinationId },
+        order: OLDEST_FIRST,
         lock: { mode: 'pessimistic_write' },
       });
       if (!d) {

@@ -28,7 +28,7 @@ describe(takeCall.name, () => {
       type: 'track',
       messageId: 'm',
       userKey: '7',
-      webhooks: false,
+      integrations: { webhooks: false, named: undefined },
     });
     expect(JSON.parse(accepted.value)).toMatchObject({ anonymousId: '7', type: 'track' });
   });

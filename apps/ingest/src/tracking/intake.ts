@@ -2,7 +2,9 @@ import {
   asJsonObject,
   CALL_TYPES,
   CallType,
-  integrationAllows,
+  eventNameOf,
+  integrationVerdicts,
+  IntegrationVerdicts,
   isCallType,
   MAX_CALL_BYTES,
   MAX_CALL_DEPTH,
@@ -11,7 +13,6 @@ import {
   parseDateTime,
   stringifyIds,
   validateCall,
-  WEBHOOKS_INTEGRATION,
 } from '@app/contracts';
 
 import { EnrichContext, enrichCall } from './enrich';
@@ -31,8 +32,8 @@ export interface AcceptedCall {
   readonly userKey: string;
   /** The enriched call's JSON: the bytes every later stage passes on. */
   readonly value: string;
-  /** Whether the call's integrations object lets it reach webhook destinations. */
-  readonly webhooks: boolean;
+  /** What the call's integrations object says of webhook destinations. */
+  readonly integrations: IntegrationVerdicts;
   /** A track's event, or a page's or screen's name, cut for a header; for the ledger. */
   readonly event: string | undefined;
 }
@@ -141,15 +142,15 @@ function accept(type: CallType, call: Record<string, unknown>, ctx: EnrichContex
     // An empty userId stands for none (analytics-kotlin sends one before identify).
     userKey: (enriched.userId || enriched.anonymousId) as string,
     value: JSON.stringify(enriched),
-    webhooks: integrationAllows(enriched, WEBHOOKS_INTEGRATION),
+    integrations: integrationVerdicts(enriched),
     event: eventName(enriched),
   };
 }
 
-/** What the delivery ledger shows as a call's event: `event`, else `name`, when a string. */
+/** A call's event name (filters and the ledger read it), cut for a header. */
 function eventName(call: Record<string, unknown>): string | undefined {
-  const name = typeof call.event === 'string' ? call.event : call.name;
-  if (typeof name !== 'string' || name === '') return undefined;
+  const name = eventNameOf(call);
+  if (name === undefined) return undefined;
   return name.length > MAX_EVENT_HEADER_CHARS ? name.slice(0, MAX_EVENT_HEADER_CHARS) : name;
 }
 

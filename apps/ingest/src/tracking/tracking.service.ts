@@ -147,7 +147,7 @@ function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
     [HEADER.sourceId]: sourceId,
     [HEADER.callType]: call.type,
     [HEADER.messageId]: call.messageId,
-    [HEADER.integrations]: encodeIntegrationsHeader(call.webhooks),
+    [HEADER.integrations]: encodeIntegrationsHeader(call.integrations),
   };
   if (call.event !== undefined) headers[HEADER.event] = call.event;
   return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };

@@ -46,7 +46,7 @@ describe(decodeCallRecord.name, () => {
         userKey: 'u:1',
         type: 'track',
         messageId: 'm-1',
-        webhooks: true,
+        integrations: { webhooks: true, named: undefined },
         value: VALUE,
       },
     });
@@ -55,7 +55,7 @@ describe(decodeCallRecord.name, () => {
 
   it('reads a verdict that turns webhooks off', () => {
     const decoded = decodeCallRecord(record({ [HEADER.integrations]: '{"Webhooks":false}' }));
-    expect(decoded).toMatchObject({ kind: 'call', call: { webhooks: false } });
+    expect(decoded).toMatchObject({ kind: 'call', call: { integrations: { webhooks: false } } });
   });
 
   it('reads a delete notification: no message id, no integrations header', () => {
@@ -68,7 +68,7 @@ describe(decodeCallRecord.name, () => {
     );
     expect(decoded).toMatchObject({
       kind: 'call',
-      call: { type: 'delete', messageId: undefined, webhooks: true },
+      call: { type: 'delete', messageId: undefined, integrations: { webhooks: true } },
     });
   });
 
@@ -107,7 +107,7 @@ describe(deliveryRecord.name, () => {
     userKey: 'u:1',
     type: 'track',
     messageId: 'm-1',
-    webhooks: true,
+    integrations: { webhooks: true, named: undefined },
     value: VALUE,
   };
 

@@ -1,7 +1,10 @@
 import {
   decodeIntegrationsHeader,
+  eventNameOf,
   HEADER,
+  IntegrationVerdicts,
   isCallType,
+  MAX_EVENT_HEADER_CHARS,
   RoutedCallType,
   TOPIC,
 } from '@app/contracts';
@@ -32,11 +35,16 @@ export interface CallFacts {
   readonly messageId: string | undefined;
   /** The event (or page or screen name) header, passed on for the delivery ledger. */
   readonly event?: string;
-  /** The integrations verdict for webhook destinations, computed at ingest; true when absent. */
-  readonly webhooks: boolean;
+  /** On a delete notification: the one destination it is for (absent: every destination). */
+  readonly destinationId?: string;
+  /** The integrations verdicts for webhook destinations, computed at ingest; all on when absent. */
+  readonly integrations: IntegrationVerdicts;
   /** The outbound body, passed on unchanged. */
   readonly value: Buffer;
 }
+
+/** The verdicts of a call without an integrations header: every destination on. */
+const ALL_ON = decodeIntegrationsHeader(undefined) as IntegrationVerdicts;
 
 /** A call record decoded, or the reason it cannot be. */
 export type DecodedCall =
@@ -59,8 +67,9 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
     return invalid('invalid_key');
   }
   if (!record.value || record.value.length === 0) return invalid('missing_value');
-  const verdict = decodeIntegrationsHeader(record.headers[HEADER.integrations]?.toString('utf8'));
-  if (verdict === undefined && type !== 'delete') return invalid('invalid_integrations');
+  const header = record.headers[HEADER.integrations]?.toString('utf8');
+  const verdicts = type === 'delete' ? ALL_ON : decodeIntegrationsHeader(header);
+  if (verdicts === undefined) return invalid('invalid_integrations');
   return {
     kind: 'call',
     call: {
@@ -69,10 +78,57 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
       type,
       messageId: record.headers[HEADER.messageId]?.toString('utf8'),
       event: record.headers[HEADER.event]?.toString('utf8'),
-      webhooks: verdict ?? true,
+      integrations: verdicts,
+      destinationId:
+        type === 'delete' ? record.headers[HEADER.destinationId]?.toString('utf8') : undefined,
       value: record.value,
     },
   };
+}
+
+/**
+ * A call as filters read it: type and event name from its headers, the body parsed at most
+ * once, and only when some filter asks for it. The event header is cut at
+ * MAX_EVENT_HEADER_CHARS, so a name that long is read from the body.
+ */
+export class RoutedCall {
+  readonly sourceId: string;
+  readonly type: RoutedCallType;
+  readonly integrations: IntegrationVerdicts;
+  readonly destinationId: string | undefined;
+  private parsed: { value: unknown } | undefined;
+
+  constructor(private readonly facts: CallFacts) {
+    this.sourceId = facts.sourceId;
+    this.type = facts.type;
+    this.integrations = facts.integrations;
+    this.destinationId = facts.destinationId;
+  }
+
+  /** Whether the body was parsed (for tests and metrics). */
+  get bodyParsed(): boolean {
+    return this.parsed !== undefined;
+  }
+
+  eventName(): string | undefined {
+    const header = this.facts.event;
+    if (header === undefined || header.length < MAX_EVENT_HEADER_CHARS) return header;
+    return eventNameOf(this.body());
+  }
+
+  body(): unknown {
+    this.parsed ??= { value: parseBody(this.facts.value) };
+    return this.parsed.value;
+  }
+}
+
+/** The call's JSON; undefined when it is not JSON (ingest never writes such a call). */
+function parseBody(value: Buffer): unknown {
+  try {
+    return JSON.parse(value.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -16,6 +16,12 @@ export class RouterMetrics {
   readonly routed: Counter<'type'>;
   /** Calls that produced no delivery, by reason and call type. */
   readonly filtered: Counter<'reason' | 'type'>;
+  /**
+   * Calls a destination did not take, by destination id and reason (its filter, or the
+   * call's integrations object): one series per destination and reason, at most
+   * MAX_DESTINATIONS_PER_SOURCE destinations per source; nothing is recorded per call.
+   */
+  readonly destinationSkipped: Counter<'destination_id' | 'reason'>;
   /** Delivery records acknowledged by Kafka, by call type. */
   readonly deliveries: Counter<'type'>;
   /** Records of the calls topic that could not be routed, by reason. */
@@ -31,6 +37,7 @@ export class RouterMetrics {
   private readonly routedTally = new CounterTally<'type'>();
   private readonly filteredTally = new CounterTally<'reason' | 'type'>();
   private readonly deliveriesTally = new CounterTally<'type'>();
+  private readonly skippedTally = new CounterTally<'destination_id' | 'reason'>();
   private readonly produceSeries: Record<ProduceOutcome, HistogramSeries>;
 
   constructor(metrics: Metrics) {
@@ -45,6 +52,12 @@ export class RouterMetrics {
       'Calls that reached no destination',
       ['reason', 'type'],
       this.filteredTally,
+    );
+    this.destinationSkipped = metrics.counter(
+      'sluice_router_destination_calls_skipped_total',
+      "Calls a destination did not take: its filter dropped them, or the call's integrations object turned it off",
+      ['destination_id', 'reason'],
+      this.skippedTally,
     );
     this.deliveries = metrics.counter(
       'sluice_router_deliveries_produced_total',
@@ -82,10 +95,19 @@ export class RouterMetrics {
     };
   }
 
-  /** A call routed to a destination, its delivery acknowledged. */
-  countRouted(type: string): void {
+  /** A call routed to `deliveries` destinations, its deliveries acknowledged. */
+  countRouted(type: string, deliveries: number): void {
     this.routedTally.add(type, () => ({ type }));
-    this.deliveriesTally.add(type, () => ({ type }));
+    this.deliveriesTally.add(type, () => ({ type }), deliveries);
+  }
+
+  /** A destination that did not take a call, for its filter or the integrations object. */
+  countSkipped(destinationId: string, reason: string): void {
+    if (reason !== 'filter' && reason !== 'integrations') return;
+    this.skippedTally.add(`${destinationId}\u0000${reason}`, () => ({
+      destination_id: destinationId,
+      reason,
+    }));
   }
 
   /** A call that reached no destination. */

@@ -1,4 +1,4 @@
-import { HEADER, TOPIC } from '@app/contracts';
+import { compileFilter, HEADER, TOPIC } from '@app/contracts';
 import { IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import type { DestinationSettings, SourceSettings } from '@app/settings';
@@ -24,7 +24,7 @@ class FakeProducer implements DeliveryProducer {
   }
 }
 
-/** Mutable settings of one source and its destination. */
+/** Mutable settings of one source and its destinations. */
 class FakeSettings implements RoutingSettings {
   sourceSettings: SourceSettings = {
     id: SOURCE_ID,
@@ -40,14 +40,17 @@ class FakeSettings implements RoutingSettings {
     enabled: true,
     sharedSecretCiphertext: null,
     webhooks: [{ id: 'w-1', position: 0, url: 'https://example.com/hook', headers: {} }],
+    filter: null,
   };
+  /** Destinations after the first. */
+  others: DestinationSettings[] = [];
 
   source(id: string): SourceSettings | undefined {
     return id === SOURCE_ID ? this.sourceSettings : undefined;
   }
 
-  destinationForSource(sourceId: string): DestinationSettings | undefined {
-    return sourceId === SOURCE_ID ? this.destinationSettings : undefined;
+  destinationsForSource(sourceId: string): readonly DestinationSettings[] {
+    return sourceId === SOURCE_ID ? [this.destinationSettings, ...this.others] : [];
   }
 }
 
@@ -79,7 +82,11 @@ function callRecord(headers: Record<string, string> = {}, offset = '42'): Incomi
 
 /** The value of one counter for the given labels (0 when never incremented). */
 async function counted(
-  counter: RouterMetrics['filtered'] | RouterMetrics['routed'] | RouterMetrics['rejected'],
+  counter:
+    | RouterMetrics['filtered']
+    | RouterMetrics['routed']
+    | RouterMetrics['rejected']
+    | RouterMetrics['destinationSkipped'],
   labels: Record<string, string>,
 ): Promise<number> {
   const { values } = await counter.get();
@@ -105,7 +112,7 @@ describe(RoutingService.name, () => {
   it('produces one delivery with the call bytes unchanged, then reports it', async () => {
     await expect(service.route(callRecord())).resolves.toEqual({
       kind: 'delivered',
-      destinationId: DESTINATION_ID,
+      destinationIds: [DESTINATION_ID],
     });
     expect(producer.sent).toHaveLength(1);
     expect(producer.sent[0]).toMatchObject({
@@ -127,6 +134,42 @@ describe(RoutingService.name, () => {
     expect(producer.sent).toEqual([]);
     await expect(
       counted(metrics.filtered, { reason: 'destination_disabled', type: 'identify' }),
+    ).resolves.toBe(1);
+  });
+
+  it('produces one delivery per destination that takes the call, in one send', async () => {
+    const second = { ...settings.destinationSettings, id: 'd-2', name: 'CRM' };
+    const picky = {
+      ...settings.destinationSettings,
+      id: 'd-3',
+      name: 'Data',
+      filter: compileFilter({ types: ['track'] }),
+    };
+    settings.others = [second, picky];
+    const sends = jest.spyOn(producer, 'send');
+    await expect(service.route(callRecord())).resolves.toEqual({
+      kind: 'delivered',
+      destinationIds: [DESTINATION_ID, 'd-2'],
+    });
+    expect(sends).toHaveBeenCalledTimes(1);
+    expect(producer.sent.map((r) => r.key)).toEqual([`${DESTINATION_ID}:u-1`, 'd-2:u-1']);
+    expect(producer.sent.every((r) => r.value === VALUE)).toBe(true);
+    await expect(counted(metrics.routed, { type: 'identify' })).resolves.toBe(1);
+    await expect(counted(metrics.deliveries, { type: 'identify' })).resolves.toBe(2);
+    await expect(
+      counted(metrics.destinationSkipped, { destination_id: 'd-3', reason: 'filter' }),
+    ).resolves.toBe(1);
+  });
+
+  it('counts a destination the integrations object turns off', async () => {
+    await expect(
+      service.route(callRecord({ [HEADER.integrations]: '{"Webhooks":true,"hooks":false}' })),
+    ).resolves.toEqual({ kind: 'filtered', reason: 'integrations' });
+    await expect(
+      counted(metrics.destinationSkipped, {
+        destination_id: DESTINATION_ID,
+        reason: 'integrations',
+      }),
     ).resolves.toBe(1);
   });
 

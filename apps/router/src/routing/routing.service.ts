@@ -9,6 +9,7 @@ import {
   deliveryRecord,
   InvalidCallReason,
   rejectedRecord,
+  RoutedCall,
 } from './call-record';
 import { DedupService } from './dedup.service';
 import { decideRoute, FilterReason, RoutingSettings } from './route-decision';
@@ -16,7 +17,7 @@ import { RouterMetrics } from './router.metrics';
 
 /** What became of one call record. */
 export type RouteOutcome =
-  | { readonly kind: 'delivered'; readonly destinationId: string }
+  | { readonly kind: 'delivered'; readonly destinationIds: readonly string[] }
   | { readonly kind: 'filtered'; readonly reason: FilterReason }
   /** Its (source, messageId) was seen within the de-duplication window. */
   | { readonly kind: 'duplicate' }
@@ -27,7 +28,8 @@ export type DeliveryProducer = Pick<BatchProducer, 'send'>;
 
 /**
  * Routes calls: reads each record's routing facts from its key and headers, decides from the
- * cached settings, and produces the delivery (the call's bytes unchanged) or, for a record
+ * cached settings, and produces one delivery per destination that takes the call (the call's
+ * bytes unchanged, in one send) or, for a record
  * that cannot be routed, a rejected record. Resolves only once Kafka acknowledged what it
  * produced, so the transport commits the call's offset after that; concurrent calls share
  * produce requests (the producer's group commit).
@@ -57,14 +59,19 @@ export class RoutingService {
       this.metrics.deduplicated.inc({ type: call.type });
       return { kind: 'duplicate' };
     }
-    const decision = decideRoute(call, this.settings);
+    const decision = decideRoute(new RoutedCall(call), this.settings);
+    for (const skip of decision.skipped) this.metrics.countSkipped(skip.destinationId, skip.reason);
     if (decision.kind === 'filtered') {
       this.metrics.countFiltered(decision.reason, call.type);
-      return decision;
+      return { kind: 'filtered', reason: decision.reason };
     }
-    await this.produce([deliveryRecord(call, decision.destinationId)], call);
-    this.metrics.countRouted(call.type);
-    return { kind: 'delivered', destinationId: decision.destinationId };
+    const { destinationIds } = decision;
+    await this.produce(
+      destinationIds.map((id) => deliveryRecord(call, id)),
+      call,
+    );
+    this.metrics.countRouted(call.type, destinationIds.length);
+    return { kind: 'delivered', destinationIds };
   }
 
   private async reject(record: IncomingRecord, reason: InvalidCallReason): Promise<RouteOutcome> {

@@ -21,7 +21,12 @@ export type DeletionNotificationStatus = 'pending' | 'delivered' | 'failed';
  * the receipt outlives a source deleted since.
  */
 @Entity({ name: 'deletion_notification' })
-@Unique('deletion_notification_request_source_user_unique', ['requestId', 'sourceId', 'userId'])
+@Unique('deletion_notification_request_destination_user_unique', [
+  'requestId',
+  'sourceId',
+  'destinationId',
+  'userId',
+])
 @Check('deletion_notification_status_check', `"status" IN ('pending', 'delivered', 'failed')`)
 export class DeletionNotificationEntity {
   @PrimaryColumn('uuid', { name: 'id', primaryKeyConstraintName: 'deletion_notification_pkey' })

@@ -21,15 +21,18 @@ export const WEBHOOKS_DESTINATION_KIND = 'webhooks';
 /** The kinds of destination the database accepts. */
 export type DestinationKind = typeof WEBHOOKS_DESTINATION_KIND;
 
+/** The most destinations one source may have: slots 0 to this minus 1 (a frozen copy). */
+const DESTINATION_SLOTS = 20;
+
 /**
- * A destination of a source (at most one per source, enforced by a unique constraint).
- *
- * The relation to the source is mapped as many-to-one on purpose: TypeORM's one-to-one adds
- * a unique constraint with a generated name, while the named `destination_source_id_unique`
- * below is the one the migrations create.
+ * A webhook destination of a source. A source has at most 20, each in its own slot (unique
+ * per source), with a name unique per source. Its first destination is its oldest one.
  */
 @Entity({ name: 'destination' })
-@Unique('destination_source_id_unique', ['sourceId'])
+@Unique('destination_source_slot_unique', ['sourceId', 'slot'])
+@Unique('destination_source_name_unique', ['sourceId', 'name'])
+@Check('destination_slot_range_check', `"slot" BETWEEN 0 AND ${DESTINATION_SLOTS - 1}`)
+@Check('destination_filter_object_check', `"filter" IS NULL OR jsonb_typeof("filter") = 'object'`)
 @Check('destination_kind_check', `"kind" = 'webhooks'`)
 @Check('destination_name_not_empty_check', `length(btrim("name")) > 0`)
 @Check('destination_shared_secret_not_empty_check', `octet_length("shared_secret_ciphertext") > 0`)
@@ -54,6 +57,20 @@ export class DestinationEntity {
   /** Human-readable name; not empty. */
   @Column({ name: 'name', type: 'text' })
   name!: string;
+
+  /**
+   * Its place among the source's destinations, 0-19, unique per source: what makes the limit
+   * hold in the database. Left out of an insert, a trigger gives it the lowest free one.
+   */
+  @Column({ name: 'slot', type: 'smallint' })
+  slot!: number;
+
+  /**
+   * Which calls it takes (the filter language of docs/api.md), as the admin API validated it;
+   * null takes every call.
+   */
+  @Column({ name: 'filter', type: 'jsonb', nullable: true })
+  filter!: object | null;
 
   /** Created disabled; the admin API enables it only once it has at least one webhook. */
   @Column({ name: 'enabled', type: 'boolean', default: false })

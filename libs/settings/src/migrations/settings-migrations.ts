@@ -7,6 +7,7 @@ import { CreateDeletionsAndAudiences1763769600100 } from './1763769600100-create
 import { CreateDeliveryLedger1763769600200 } from './1763769600200-create-delivery-ledger.migration';
 import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source-allowed-origins.migration';
 import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-resume.migration';
+import { ManyDestinationsPerSource1763769600500 } from './1763769600500-many-destinations-per-source.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -23,4 +24,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   CreateDeliveryLedger1763769600200,
   AddSourceAllowedOrigins1763769600300,
   AddReplayJobResume1763769600400,
+  ManyDestinationsPerSource1763769600500,
 ];

@@ -5,7 +5,8 @@
 import { onTokenRefused } from './api.js';
 import { deadLettersPage } from './dead-letters.js';
 import { deliveriesPage, deliveryPage } from './deliveries.js';
-import { destinationPage } from './destination.js';
+import { destinationByIdPage, destinationPage } from './destination.js';
+import { destinationsPage } from './destinations.js';
 import { livePage } from './live.js';
 import { signOut, startRouter } from './router.js';
 import { sourcePage, sourcesPage } from './sources.js';
@@ -14,6 +15,12 @@ const PAGES = [
   { match: ['sources'], nav: 'sources', render: sourcesPage },
   { match: ['sources', '*'], nav: 'sources', render: sourcePage },
   { match: ['sources', '*', 'destination'], nav: 'sources', render: destinationPage },
+  { match: ['sources', '*', 'destinations'], nav: 'sources', render: destinationsPage },
+  {
+    match: ['sources', '*', 'destinations', '*'],
+    nav: 'sources',
+    render: destinationByIdPage,
+  },
   { match: ['deliveries'], nav: 'deliveries', render: deliveriesPage },
   { match: ['deliveries', '*'], nav: 'deliveries', render: deliveryPage },
   { match: ['dead'], nav: 'dead', render: deadLettersPage },

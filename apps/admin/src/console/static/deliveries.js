@@ -198,7 +198,12 @@ export async function deliveryPage(view, deliveryId) {
         ['Next attempt', delivery.outcome === 'retrying' ? when(delivery.nextAttemptAt) : null],
         ['Updated', when(delivery.updatedAt)],
         ['Source', link(delivery.sourceId, hashOf(['sources', delivery.sourceId]))],
-        ['Destination', h('code', {}, delivery.destinationId)],
+        [
+          'Destination',
+          delivery.destinationName
+            ? [delivery.destinationName, ' ', h('code', {}, delivery.destinationId)]
+            : h('code', {}, delivery.destinationId),
+        ],
         ['Delivery id', h('code', {}, delivery.id)],
         [
           'Replay of',

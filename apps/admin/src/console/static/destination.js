@@ -1,6 +1,8 @@
-// A source's destination: create it, its settings, shared secret and webhooks.
+// A destination of a source (by id, or the source's first): create the first, its settings,
+// filter, shared secret and webhooks.
 
 import { api, ApiError } from './api.js';
+import { filterSection } from './destinations.js';
 import { action, button, errorBox, facts, field, h, link, show, showError, when } from './dom.js';
 import { hashOf } from './router.js';
 
@@ -8,16 +10,26 @@ import { hashOf } from './router.js';
 const MAX_WEBHOOKS = 5;
 const MAX_HEADERS = 5;
 
-export async function destinationPage(view, sourceId) {
+/** `#/sources/<id>/destination`: the source's first (oldest) destination, or a form creating it. */
+export function destinationPage(view, sourceId) {
+  return destinationView(view, sourceId, `/sources/${encodeURIComponent(sourceId)}/destination`);
+}
+
+/** `#/sources/<id>/destinations/<destinationId>`: one destination of the source. */
+export function destinationByIdPage(view, sourceId, destinationId) {
+  const path = `/sources/${encodeURIComponent(sourceId)}/destinations/${encodeURIComponent(destinationId)}`;
+  return destinationView(view, sourceId, path, false);
+}
+
+async function destinationView(view, sourceId, path, offerCreate = true) {
   const alert = errorBox();
   const body = h('div');
   view.append(h('h1', { tabindex: -1 }, 'Destination'), alert, body);
-  const path = `/sources/${encodeURIComponent(sourceId)}/destination`;
   const reload = async () => {
     try {
       show(body, renderDestination(await api('GET', path), path, reload, alert));
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'destination_not_found') {
+      if (offerCreate && error instanceof ApiError && error.code === 'destination_not_found') {
         show(body, createDestinationForm(path, reload, alert));
       } else {
         showError(alert, error);
@@ -27,6 +39,14 @@ export async function destinationPage(view, sourceId) {
   try {
     const source = await api('GET', `/sources/${encodeURIComponent(sourceId)}`);
     view.querySelector('h1').textContent = `Destination of ${source.name}`;
+    view.insertBefore(
+      h(
+        'p',
+        { class: 'actions' },
+        link(`All destinations of ${source.name}`, hashOf(['sources', sourceId, 'destinations'])),
+      ),
+      alert,
+    );
   } catch (error) {
     return showError(alert, error);
   }
@@ -48,7 +68,7 @@ function createDestinationForm(path, reload, alert) {
     h(
       'p',
       {},
-      'A source sends its calls to one webhooks destination: up to five URLs, signed with a shared secret when one is set. It is created disabled.',
+      "This is the source's first destination: up to five URLs, signed with a shared secret when one is set. It is created disabled. A source may have up to 20, each with its own filter: see all of its destinations.",
     ),
     h(
       'form',
@@ -101,6 +121,7 @@ function renderDestination(destination, path, reload, alert) {
         link('Dead letters', hashOf(['dead'], { sourceId: destination.sourceId })),
       ),
     ),
+    filterSection(destination, path, reload),
     secretSection(destination, path, reload, alert),
     webhooksSection(destination, path, reload, alert),
   ];

@@ -97,6 +97,7 @@ const SOURCE_COLUMNS = [
         'span',
         { class: 'actions' },
         link('Destination', hashOf(['sources', src.id, 'destination'])),
+        link('All destinations', hashOf(['sources', src.id, 'destinations'])),
         link('Deliveries', hashOf(['deliveries'], { sourceId: src.id })),
       ),
   },
@@ -125,7 +126,8 @@ export async function sourcePage(view, sourceId) {
       h(
         'p',
         { class: 'actions' },
-        link('Destination', hashOf(['sources', src.id, 'destination'])),
+        link('First destination', hashOf(['sources', src.id, 'destination'])),
+        link('All destinations', hashOf(['sources', src.id, 'destinations'])),
         link('Deliveries', hashOf(['deliveries'], { sourceId: src.id })),
         link('Dead letters', hashOf(['dead'], { sourceId: src.id })),
         button(src.enabled ? 'Disable source' : 'Enable source', async () => {

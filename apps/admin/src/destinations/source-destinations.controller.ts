@@ -1,0 +1,149 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Patch,
+  Post,
+  Put,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+
+import { MAX_DESTINATIONS_PER_SOURCE } from '@app/contracts';
+
+import { AdminTokenGuard } from '../auth/admin-token.guard';
+
+import {
+  CreateDestinationDto,
+  ReplaceWebhooksDto,
+  SharedSecretDto,
+  UpdateDestinationDto,
+  UpdateWebhookDto,
+  WebhookDto,
+} from './destination.dto';
+import { DestinationRef, DestinationsService } from './destinations.service';
+
+/**
+ * `/admin/v1/sources/:sourceId/destinations`: a source's webhook destinations, at most
+ * MAX_DESTINATIONS_PER_SOURCE, each addressed by its id.
+ */
+@ApiTags('destinations')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1/sources/:sourceId/destinations')
+export class SourceDestinationsController {
+  constructor(private readonly destinations: DestinationsService) {}
+
+  @Get()
+  @ApiOperation({ summary: "The source's destinations, oldest (first) first" })
+  list(@Param('sourceId') sourceId: string) {
+    return this.destinations.list(sourceId);
+  }
+
+  @Post()
+  @ApiOperation({
+    summary: 'Creates a destination (kind webhooks), disabled',
+    description:
+      `At most ${MAX_DESTINATIONS_PER_SOURCE} per source (409 too_many_destinations); names ` +
+      'unique within the source (409 destination_name_taken); a bad filter is 400 ' +
+      'invalid_filter with the path of its bad part.',
+  })
+  create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
+    return this.destinations.create(sourceId, dto);
+  }
+
+  @Get(':destinationId')
+  get(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
+    return this.destinations.get({ sourceId, destinationId });
+  }
+
+  @Patch(':destinationId')
+  @ApiOperation({ summary: 'Renames it or replaces its filter (null: takes every call)' })
+  update(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: UpdateDestinationDto,
+  ) {
+    return this.destinations.update({ sourceId, destinationId }, dto);
+  }
+
+  @Delete(':destinationId')
+  @HttpCode(204)
+  async remove(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+  ): Promise<void> {
+    await this.destinations.remove({ sourceId, destinationId });
+  }
+
+  /** Sets the shared secret (write-only: answers say only whether one is set). */
+  @Put(':destinationId/shared-secret')
+  setSecret(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: SharedSecretDto,
+  ) {
+    return this.destinations.setSecret({ sourceId, destinationId }, dto.sharedSecret);
+  }
+
+  @Delete(':destinationId/shared-secret')
+  clearSecret(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
+    return this.destinations.setSecret({ sourceId, destinationId }, null);
+  }
+
+  /** Enables it; refused while it has no webhook. */
+  @Post(':destinationId/enable')
+  @HttpCode(200)
+  enable(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
+    return this.destinations.setEnabled({ sourceId, destinationId }, true);
+  }
+
+  @Post(':destinationId/disable')
+  @HttpCode(200)
+  disable(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
+    return this.destinations.setEnabled({ sourceId, destinationId }, false);
+  }
+
+  @Post(':destinationId/webhooks')
+  addWebhook(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: WebhookDto,
+  ) {
+    return this.destinations.addWebhook({ sourceId, destinationId }, dto);
+  }
+
+  /** Replaces the list; entries that carry an id keep it. */
+  @Put(':destinationId/webhooks')
+  replaceWebhooks(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: ReplaceWebhooksDto,
+  ) {
+    return this.destinations.replaceWebhooks({ sourceId, destinationId }, dto.webhooks);
+  }
+
+  /** Edits an entry in place; it keeps its id. */
+  @Patch(':destinationId/webhooks/:webhookId')
+  updateWebhook(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Param('webhookId') webhookId: string,
+    @Body() dto: UpdateWebhookDto,
+  ) {
+    return this.destinations.updateWebhook({ sourceId, destinationId }, webhookId, dto);
+  }
+
+  @Delete(':destinationId/webhooks/:webhookId')
+  removeWebhook(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Param('webhookId') webhookId: string,
+  ) {
+    const ref: DestinationRef = { sourceId, destinationId };
+    return this.destinations.removeWebhook(ref, webhookId);
+  }
+}

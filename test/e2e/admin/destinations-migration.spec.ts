@@ -1,0 +1,116 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { DataSource } from 'typeorm';
+
+import { createSettingsDataSource, runMigrations, SETTINGS_MIGRATIONS } from '@app/settings';
+import { SecretBox } from '@app/signing';
+
+import { callAdmin, startAdminBeside } from '../../helpers/admin-harness';
+import { TEST_SECRETS_KEY, uniquePrefix } from '../../helpers/services';
+import { createTestDatabase, newWriteKey, type TestDatabase } from '../../helpers/test-database';
+
+/** The migration under test: the newest one when it was written. */
+const MIGRATION = 'ManyDestinationsPerSource1763769600500';
+
+/**
+ * A database holding today's single destination per source (made by the migrations before
+ * ManyDestinationsPerSource) is migrated: the destination stays, same id, same secret, same
+ * webhooks, as the source's first; the older admin routes keep answering for it.
+ */
+describe('the migration to several destinations per source', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let admin: NestFastifyApplication | undefined;
+  const sealed = new SecretBox(TEST_SECRETS_KEY).seal('the-old-secret');
+  let sourceId: string;
+  let destinationId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataSource = await createSettingsDataSource({ url: database.url, poolSize: 2 }).initialize();
+    await runMigrations(dataSource);
+    // Back to the schema before this migration, which holds one destination per source.
+    await dataSource.undoLastMigration({ transaction: 'all' });
+    const [source] = await dataSource.query(
+      `INSERT INTO source (name, write_key) VALUES ('shop', $1) RETURNING id`,
+      [newWriteKey()],
+    );
+    sourceId = source.id;
+    const [destination] = await dataSource.query(
+      `INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
+       VALUES ($1, 'webhooks', 'hooks', true, $2) RETURNING id`,
+      [sourceId, sealed],
+    );
+    destinationId = destination.id;
+    await dataSource.query(
+      `INSERT INTO webhook (destination_id, position, url, headers) VALUES
+       ($1, 0, 'https://a.example.com/h', '{"X-Team":"data"}'), ($1, 1, 'https://b.example.com/h', '{}')`,
+      [destinationId],
+    );
+  });
+
+  afterAll(async () => {
+    await admin?.close();
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  it('runs only the new migration', async () => {
+    expect(SETTINGS_MIGRATIONS.at(-1)?.name).toBe(MIGRATION);
+    await expect(runMigrations(dataSource)).resolves.toEqual([MIGRATION]);
+  });
+
+  it('keeps the destination as the first, same id, secret, webhooks; slot 0 and no filter', async () => {
+    const [row] = await dataSource.query(
+      `SELECT id, name, enabled, slot, filter, shared_secret_ciphertext AS secret
+       FROM destination WHERE source_id = $1`,
+      [sourceId],
+    );
+    expect(row).toMatchObject({
+      id: destinationId,
+      name: 'hooks',
+      enabled: true,
+      slot: 0,
+      filter: null,
+    });
+    expect(Buffer.compare(row.secret, sealed)).toBe(0);
+    const hooks = await dataSource.query(
+      'SELECT position, url, headers FROM webhook WHERE destination_id = $1 ORDER BY position',
+      [destinationId],
+    );
+    expect(hooks).toEqual([
+      { position: 0, url: 'https://a.example.com/h', headers: { 'X-Team': 'data' } },
+      { position: 1, url: 'https://b.example.com/h', headers: {} },
+    ]);
+  });
+
+  it('answers the older /destination routes for it, and lists it under /destinations', async () => {
+    admin = await startAdminBeside({ db: database, prefix: uniquePrefix('migration') });
+    const url = `${await admin.getUrl()}/admin/v1/sources/${sourceId}`;
+    const old = await callAdmin(url, 'GET', '/destination');
+    expect(old).toMatchObject({
+      status: 200,
+      body: {
+        id: destinationId,
+        name: 'hooks',
+        enabled: true,
+        sharedSecretSet: true,
+        filter: null,
+      },
+    });
+    expect((old.body.webhooks as { url: string }[]).map((w) => w.url)).toEqual([
+      'https://a.example.com/h',
+      'https://b.example.com/h',
+    ]);
+    const list = await callAdmin(url, 'GET', '/destinations');
+    expect((list.body as { id: string }[]).map((d) => d.id)).toEqual([destinationId]);
+    const second = await callAdmin(url, 'POST', '/destinations', { name: 'CRM' });
+    expect(second.status).toBe(201);
+    expect((await callAdmin(url, 'GET', '/destination')).body.id).toBe(destinationId);
+  });
+
+  it('refuses to revert while a source has several destinations', async () => {
+    await expect(dataSource.undoLastMigration({ transaction: 'all' })).rejects.toThrow(
+      /several destinations/,
+    );
+  });
+});
