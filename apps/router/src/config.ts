@@ -44,7 +44,7 @@ export interface RouterConfig extends CommonConfig {
     readonly partitionsConcurrently: number;
     /** Calls of one partition in flight at once. */
     readonly maxInFlightPerPartition: number;
-    /** How long a (source, messageId) is remembered for de-duplication; 0 when off. */
+    /** How long a (source, user, messageId) is remembered for de-duplication; 0 when off. */
     readonly dedupWindowMs: number;
   };
 }

@@ -26,9 +26,9 @@ export class RouterMetrics {
   readonly deliveries: Counter<'type'>;
   /** Records of the calls topic that could not be routed, by reason. */
   readonly rejected: Counter<'reason'>;
-  /** Calls not routed because their (source, messageId) was seen within the window. */
+  /** Calls not routed because their (source, user, messageId) was seen within the window. */
   readonly deduplicated: Counter<'type'>;
-  /** (source, messageId) fingerprints the de-duplication holds, over its partitions. */
+  /** (source, user, messageId) fingerprints the de-duplication holds, over its partitions. */
   readonly dedupEntries: Gauge;
   /** Call records read back from Kafka to rebuild what a partition saw. */
   readonly dedupReadBack: Counter;
@@ -77,7 +77,7 @@ export class RouterMetrics {
     );
     this.dedupEntries = metrics.gauge(
       'sluice_router_dedup_entries',
-      '(source, messageId) fingerprints held for de-duplication',
+      '(source, user, messageId) fingerprints held for de-duplication',
     );
     this.dedupReadBack = metrics.counter(
       'sluice_router_dedup_read_back_records_total',

@@ -19,7 +19,7 @@ import { RouterMetrics } from './router.metrics';
 export type RouteOutcome =
   | { readonly kind: 'delivered'; readonly destinationIds: readonly string[] }
   | { readonly kind: 'filtered'; readonly reason: FilterReason }
-  /** Its (source, messageId) was seen within the de-duplication window. */
+  /** Its (source, user, messageId) was seen within the de-duplication window. */
   | { readonly kind: 'duplicate' }
   | { readonly kind: 'rejected'; readonly reason: InvalidCallReason };
 
