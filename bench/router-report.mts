@@ -9,6 +9,8 @@ import type { RecordShape } from './router-stand.mts';
 const GOAL = 0.5;
 /** The rate with de-duplication on, at least this share of the rate with it off */
 const DEDUP_GOAL = 0.9;
+/** The rate with the filtered destinations beside the plain one, at least this share of without */
+const FILTERS_GOAL = 0.7;
 
 /** The benchmark's settings, from the environment (see bench/ROUTER.md). */
 export interface Settings {
@@ -79,6 +81,9 @@ export interface ReportInput {
   readonly router: Series;
   /** The router with its de-duplication off (ROUTER_DEDUP_WINDOW_SECONDS=0). */
   readonly routerNoDedup: Series;
+  /** The router with the source's filtered destinations enabled beside its plain one. */
+  readonly routerFilters: Series;
+  readonly filteredDestinations: number;
   readonly bare: Series;
   readonly shape?: RecordShape;
   readonly fillPerSecond: number;
@@ -92,6 +97,8 @@ export function routerReport(input: ReportInput): string {
     settings: s,
     router,
     routerNoDedup,
+    routerFilters,
+    filteredDestinations,
     bare,
     shape,
     fillPerSecond,
@@ -103,7 +110,10 @@ export function routerReport(input: ReportInput): string {
   const perRound = (a: Series, b: Series) =>
     a.samples.map((x, i) => x.perSecond / (b.samples[i]?.perSecond ?? NaN));
   const dedupRatio = value(router) / value(routerNoDedup);
-  const rows = [router, routerNoDedup, bare].map((series) => {
+  const filtersRatio = value(routerFilters) / value(router);
+  const cpu = (series: Series) => median(series.samples.map((x) => x.cpuUsPerRecord ?? NaN));
+  const filterUs = (cpu(routerFilters) - cpu(router)) / filteredDestinations;
+  const rows = [router, routerNoDedup, routerFilters, bare].map((series) => {
     const m = (field: keyof Sample) => median(series.samples.map((x) => x[field] ?? NaN));
     return [
       series.label,
@@ -168,7 +178,19 @@ export function routerReport(input: ReportInput): string {
           .map((r) => fixed(r, 2))
           .join(' '),
       ],
+      [
+        `router with ${filteredDestinations} filtered destinations ÷ without (calls/s)`,
+        fixed(filtersRatio, 2),
+        `>= ${fixed(FILTERS_GOAL, 2)}`,
+        filtersRatio >= FILTERS_GOAL ? 'meets goal' : 'BELOW GOAL',
+        perRound(routerFilters, router)
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
     ]),
+    `a filter's cost: ${fixed(filterUs, 2)} µs of router CPU per call per filtered destination ` +
+      `(CPU µs/record with them minus without, ÷ ${filteredDestinations}; each filter: type, ` +
+      'then three comparisons over the call body, which the router parses once per call)',
     ...warnings.map((w) => `warning: ${w}`),
   ].join('\n');
 }

@@ -20,6 +20,23 @@ const FILL_CHUNK = 2_000;
 const FILL_CONCURRENCY = 4;
 /** A fixed time, so every record of a run is alike. */
 const TIMESTAMP = '2026-01-01T00:00:00.000Z';
+/** Destinations with a filter beside the plain one (the most a source may have, less one). */
+export const FILTERED_DESTINATIONS = 19;
+/**
+ * Each filtered destination's filter: three comparisons over the call's JSON, the first two
+ * true and the last false for every pre-filled call, so all three are evaluated and none of
+ * these destinations takes a call (every side produces one delivery per call).
+ */
+const FILTER = {
+  types: ['track'],
+  where: {
+    and: [
+      { field: 'properties.currency', op: 'eq', value: 'EUR' },
+      { field: 'context.locale', op: 'prefix', value: 'en' },
+      { field: 'properties.total', op: 'gte', value: 1_000 },
+    ],
+  },
+};
 
 interface Contracts {
   readonly TOPIC: Record<string, string>;
@@ -51,6 +68,8 @@ export class RouterStand {
   readonly prefix = `bench.router.${Date.now().toString(36)}.`;
   readonly kafka: Kafka;
   sourceId = '';
+  /** A source of its own that holds the filtered destinations while the other sides run. */
+  parkingSourceId = '';
   destinationId = '';
   shape?: RecordShape;
   admin?: Admin;
@@ -101,6 +120,23 @@ export class RouterStand {
         [this.sourceId],
       );
       this.destinationId = destination.rows[0].id;
+      const parking = await database.query<{ id: string }>(
+        'INSERT INTO source (name, write_key) VALUES ($1, $2) RETURNING id',
+        [`bench parking ${this.prefix}`, `bench-${randomBytes(16).toString('hex')}`],
+      );
+      this.parkingSourceId = parking.rows[0].id;
+      // Slots 1-19, so that they fit beside the plain destination's slot 0 when moved over.
+      for (let slot = 1; slot <= FILTERED_DESTINATIONS; slot += 1) {
+        await database.query(
+          `WITH d AS (
+             INSERT INTO destination (source_id, kind, name, enabled, filter, slot)
+             VALUES ($1, 'webhooks', $2, true, $3, $4) RETURNING id
+           )
+           INSERT INTO webhook (destination_id, position, url)
+           SELECT id, 0, 'http://127.0.0.1:9/bench' FROM d`,
+          [this.parkingSourceId, `bench filtered ${slot}`, JSON.stringify(FILTER), slot],
+        );
+      }
     });
     this.admin = this.kafka.admin();
     await this.admin.connect();
@@ -127,6 +163,21 @@ export class RouterStand {
       const offset = committed?.partitions.find((p) => p.partition === partition)?.offset;
       return lag + Number(high) - Math.max(0, Number(offset ?? '-1'));
     }, 0);
+  }
+
+  /**
+   * Moves the filtered destinations to the calls' source (`on`) or back to the parking source,
+   * so that the other sides route for a source with one destination only. A router started
+   * next reads them.
+   */
+  async filtered(on: boolean): Promise<void> {
+    await withDatabase(this.options.databaseUrl, (database) =>
+      database.query(
+        `UPDATE destination SET source_id = $1
+         WHERE source_id = ANY($2::uuid[]) AND filter IS NOT NULL`,
+        [on ? this.sourceId : this.parkingSourceId, [this.sourceId, this.parkingSourceId]],
+      ),
+    );
   }
 
   async deleteGroup(groupId: string): Promise<void> {
@@ -199,6 +250,7 @@ export class RouterStand {
       supervisor,
       databaseUrl: this.options.databaseUrl,
       sourceId: this.sourceId || undefined,
+      sourceIds: this.parkingSourceId ? [this.parkingSourceId] : [],
       admin,
       prefix,
     });

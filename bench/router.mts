@@ -25,7 +25,7 @@ import {
   type Series,
   type Settings,
 } from './router-report.mts';
-import { RouterStand } from './router-stand.mts';
+import { FILTERED_DESTINATIONS, RouterStand } from './router-stand.mts';
 
 const ROUTER_MAIN = 'dist/apps/router/src/main.js';
 const BARE_LOOP = 'bench/router-bare.mts';
@@ -44,8 +44,11 @@ interface Mark {
   readonly machine?: number;
 }
 
-/** The router as configured (de-duplication on), the router with it off, the bare loop. */
-type Side = 'router' | 'router-nodedup' | 'bare';
+/**
+ * The router as configured (de-duplication on), with it off, with the filtered destinations
+ * enabled beside the plain one, and the bare loop.
+ */
+type Side = 'router' | 'router-nodedup' | 'router-filters' | 'bare';
 
 class RouterBench {
   readonly supervisor = new Supervisor();
@@ -71,9 +74,13 @@ class RouterBench {
     const series: Record<Side, Series> = {
       router: { label: 'router calls/s (de-duplication on)', samples: [] },
       'router-nodedup': { label: 'router calls/s, de-duplication off', samples: [] },
+      'router-filters': {
+        label: `router calls/s, ${FILTERED_DESTINATIONS} filtered destinations beside`,
+        samples: [],
+      },
       bare: { label: 'bare kafkajs loop records/s', samples: [] },
     };
-    const sides: Side[] = ['router', 'router-nodedup', 'bare'];
+    const sides: Side[] = ['router', 'router-nodedup', 'router-filters', 'bare'];
     for (let round = 1; round <= s.warmupRounds; round += 1) {
       progress(`warm-up round ${round}/${s.warmupRounds} (not counted)`);
       for (const side of sides) await this.measure(side);
@@ -88,6 +95,8 @@ class RouterBench {
       settings: s,
       router: series.router,
       routerNoDedup: series['router-nodedup'],
+      routerFilters: series['router-filters'],
+      filteredDestinations: FILTERED_DESTINATIONS,
       bare: series.bare,
       shape: this.stand.shape,
       fillPerSecond: this.fillPerSecond,
@@ -103,8 +112,9 @@ class RouterBench {
     const target = isRouter ? this.stand.deliveriesTopic : this.stand.bareTopic;
     const groupId = isRouter ? this.stand.routerGroup : `${this.stand.prefix}bare-${this.runs}`;
     const base = await this.stand.recordsOn(target);
+    await this.stand.filtered(side === 'router-filters');
     const child = isRouter
-      ? await this.startRouter(side === 'router' ? undefined : '0')
+      ? await this.startRouter(side === 'router-nodedup' ? '0' : undefined)
       : this.startBare(groupId);
     try {
       const [first, last] = await this.window(child, target, base);
