@@ -2,6 +2,7 @@
 import { cpus } from 'node:os';
 
 import { envReader } from './common.mts';
+import { HEALTHY_DESTINATIONS } from './dispatcher-stand.mts';
 import { count, fixed, median, table } from './report.mts';
 
 /** The goals of docs/performance.md and issue 5. */
@@ -68,7 +69,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     deliveries: number('BENCH_DELIVERIES', 60_000, 1_000, 1_000_000),
     bodyBytes: number('BENCH_BODY_BYTES', 700, 650, 16_384),
     users: number('BENCH_USERS', 10_000, 1, 10_000_000),
-    otherPercent: number('BENCH_OTHER_PERCENT', 20, 1, 50),
+    otherPercent: number('BENCH_OTHER_PERCENT', 10, 1, 50),
     partitions: number('KAFKA_TOPIC_PARTITIONS', 6, 1, 100),
     connections: number('DISPATCHER_CONNECTIONS_PER_ORIGIN', 64, 1, 10_000),
     inFlight: number('DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION', 64, 1, 10_000),
@@ -197,9 +198,10 @@ export function dispatcherReport(input: ReportInput): string {
       ],
       ...rows([dispatcher, ledgerOff, bare, healthy, failing]),
     ]),
-    `(b): every ${otherEvery}th delivery is for the other destination, whose webhook answers ` +
-      `200 (all healthy) or never (timeouts after ${s.requestTimeoutMs} ms); rate = healthy ` +
-      'destination only',
+    `(b): ${HEALTHY_DESTINATIONS + 1} destinations; every ${otherEvery}th delivery is for the ` +
+      `other one, whose webhook answers 200 (all healthy) or never (timeouts after ` +
+      `${s.requestTimeoutMs} ms); the rest go to the ${HEALTHY_DESTINATIONS} healthy ones in ` +
+      'turn; rate = the healthy destinations only',
     `(c): ${count(idle.pausedRecords)} records due in an hour on ${idle.tiers} retry tiers, ` +
       `nothing on the main topic; dispatcher CPU over ${fixed(idle.seconds, 1)} s after ` +
       `${s.idleSettleSeconds} s of settling: ${fixed(idlePercent, 2)}% of one core (the same ` +

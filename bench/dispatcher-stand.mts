@@ -16,6 +16,9 @@ import { createTopics, kafkaClient } from './kafka.mts';
 import type { Supervisor } from './processes.mts';
 import { callValue, HEADER, TOPIC } from './router-stand.mts';
 
+/** Healthy destinations in part `b`, beside the other one: ten destinations in all. */
+export const HEALTHY_DESTINATIONS = 9;
+
 const require = createRequire(import.meta.url);
 /** The builds of libs/contracts and libs/signing (bench/run.sh builds first). */
 const { retryTopic, parseDelayLabel } = require('../dist/libs/contracts/src/index.js') as {
@@ -62,6 +65,8 @@ export class DispatcherStand {
   readonly secret = randomBytes(24).toString('hex');
   readonly kafka: Kafka;
   readonly healthy: Target = { sourceId: '', destinationId: '' };
+  /** More healthy destinations of the healthy source (part `b` spreads over all of them). */
+  readonly moreHealthy: Target[] = [];
   readonly other: Target = { sourceId: '', destinationId: '' };
   admin?: Admin;
   private tornDown?: Promise<void>;
@@ -132,6 +137,21 @@ export class DispatcherStand {
         );
         target.destinationId = destination.rows[0].id;
       }
+      for (let i = 2; i <= HEALTHY_DESTINATIONS; i += 1) {
+        const destination = await database.query<{ id: string }>(
+          `WITH d AS (
+             INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
+             VALUES ($1, 'webhooks', $2, true, $3) RETURNING id
+           )
+           INSERT INTO webhook (destination_id, position, url)
+           SELECT id, 0, $4 FROM d RETURNING destination_id AS id`,
+          [this.healthy.sourceId, `bench healthy ${i}`, sealed, healthyUrl],
+        );
+        this.moreHealthy.push({
+          sourceId: this.healthy.sourceId,
+          destinationId: destination.rows[0].id,
+        });
+      }
     });
     this.admin = this.kafka.admin();
     await this.admin.connect();
@@ -154,13 +174,18 @@ export class DispatcherStand {
 
   /**
    * Pre-fills part `a` with `records` deliveries for the healthy destination and part `b`
-   * with as many, every `otherEvery`-th for the other one; returns records/s.
+   * with as many, every `otherEvery`-th for the other one and the rest spread over the healthy
+   * destinations in turn; returns records/s.
    */
   async fillMain(records: number, otherEvery: number): Promise<number> {
     const started = performance.now();
+    const healthy = [this.healthy, ...this.moreHealthy];
     await this.produce(this.mainTopic('a'), records, (i) => this.delivery(i, this.healthy));
     await this.produce(this.mainTopic('b'), records, (i) =>
-      this.delivery(i, i % otherEvery === otherEvery - 1 ? this.other : this.healthy),
+      this.delivery(
+        i,
+        i % otherEvery === otherEvery - 1 ? this.other : healthy[i % healthy.length],
+      ),
     );
     return (2 * records) / ((performance.now() - started) / 1000);
   }
