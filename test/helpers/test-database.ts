@@ -35,8 +35,26 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     url: url.toString(),
     admin: (sql) => runOnServer(sql),
-    drop: () => runOnServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * Drops a database, ending its connections. An autovacuum worker busy in it belongs to the
+ * superuser, and FORCE may not end it for the tests' role (42501): that worker is done in a
+ * moment, so the drop is tried again for a while.
+ */
+async function dropDatabase(name: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await runOnServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '42501' || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /** Runs one statement over a short-lived connection to the DATABASE_URL database. */
