@@ -1,4 +1,5 @@
 import { BadRequestException, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateIf } from 'class-validator';
 
 /**
  * Validates admin request bodies and queries against their DTO classes: unknown fields are
@@ -25,4 +26,13 @@ function describe(errors: readonly ValidationError[], path = ''): string[] {
     );
     return [...own, ...describe(error.children ?? [], field)];
   });
+}
+
+/**
+ * A field a PATCH body may leave out. Unlike class-validator's `IsOptional`, which skips null
+ * too, a null is checked by the field's own rules and refused: it never reaches the database
+ * as a value a NOT NULL column cannot take.
+ */
+export function AbsentOrValid(): PropertyDecorator {
+  return ValidateIf((_dto, value) => value !== undefined);
 }

@@ -16,6 +16,7 @@ import {
 
 import { MAX_DESTINATION_NAME_CHARS, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
 
+import { AbsentOrValid } from '../validation';
 import { IsWebhookHeaders, IsWebhookUrl } from './webhook-rules';
 
 /** What the OpenAPI document says of a filter; the service checks it (docs/api.md). */
@@ -126,13 +127,13 @@ export class ReplaceWebhooksDto {
 /** Body of `PATCH .../webhooks/:webhookId`: the fields to change. */
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2048 })
-  @IsOptional()
+  @AbsentOrValid()
   @IsWebhookUrl()
   @MaxLength(2048)
   url?: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional()
+  @AbsentOrValid()
   @IsWebhookHeaders()
   headers?: Record<string, string>;
 }

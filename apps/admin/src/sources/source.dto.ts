@@ -12,6 +12,7 @@ import {
 
 import { MAX_ALLOWED_ORIGINS_PER_SOURCE } from '@app/contracts';
 
+import { AbsentOrValid } from '../validation';
 import { IsSerializedOrigin } from './origin-rules';
 
 /** How the API describes `allowedOrigins`. */
@@ -55,18 +56,18 @@ export class CreateSourceDto {
 /** Body of `PATCH /admin/v1/sources/:id`. */
 export class UpdateSourceDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
-  @IsOptional()
+  @AbsentOrValid()
   @IsString()
   @Length(1, 200)
   name?: string;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @AbsentOrValid()
   @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional(ALLOWED_ORIGINS_DOC)
-  @IsOptional()
+  @AbsentOrValid()
   @AllowedOrigins()
   allowedOrigins?: string[];
 }

@@ -72,8 +72,8 @@ export class SourcesService {
 
   /** Deletes the source with its destination and webhooks. */
   async remove(id: string): Promise<void> {
-    const result = await this.sources.delete({ id });
-    if (!result.affected) throw notFound('source');
+    const result = isUUID(id) ? await this.sources.delete({ id }) : undefined;
+    if (!result?.affected) throw notFound('source');
   }
 
   /** Calls accepted per UTC day, as counted by ingest. */
