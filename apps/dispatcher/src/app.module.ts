@@ -8,6 +8,7 @@ import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
 import { DispatcherConfig } from './config';
+import { BreakerObserver } from './delivery/breaker-observer';
 import { DeliveriesConsumer } from './delivery/deliveries.consumer';
 import { DISPATCH_OPTIONS, DispatchOptions, DispatchService } from './delivery/dispatch.service';
 import { DispatcherMetrics } from './delivery/dispatcher.metrics';
@@ -49,7 +50,7 @@ export class AppModule {
       retryWindowMs: dispatcher.retryWindowMs,
       maxInFlight: dispatcher.maxInFlight,
       maxInFlightPerDestination: dispatcher.maxInFlightPerDestination,
-      failingAfter: dispatcher.failingAfter,
+      breaker: dispatcher.breaker,
       destinationWaitMs: dispatcher.destinationWaitMs,
       secrets: new SecretBox(dispatcher.secretsKey),
       ledgerSuccessSample: dispatcher.ledgerSuccessSample,
@@ -68,6 +69,7 @@ export class AppModule {
         DeliveriesConsumer,
         DispatchService,
         DispatcherMetrics,
+        BreakerObserver,
         WebhookClientCloser,
         { provide: DISPATCH_OPTIONS, useValue: options },
         { provide: WebhookClient, useFactory: () => createWebhookClient(config) },

@@ -16,7 +16,7 @@ export interface RetryPolicy {
 export type DiscardReason = 'destination_disabled' | 'destination_deleted';
 
 /** Why a delivery leaves the main topic for the first tier without an attempt. */
-export type LeaveReason = 'destination_failing' | 'destination_busy';
+export type LeaveReason = 'destination_busy';
 
 /**
  * What becomes of a delivery: decided by the pure functions below, acted on in one place
@@ -88,6 +88,40 @@ export function leaveMainTopic(
       dueAt: now + delaySeconds * 1000,
       webhookIds: facts.webhookIds,
       reason,
+      lastStatus: undefined,
+    },
+  };
+}
+
+/**
+ * A delivery whose destination's breaker is open (or half-open with its probes out) goes back
+ * to a tier without an attempt, keeping its attempt count: the shortest tier that brings it
+ * back at or after `untilMs` and within the window, else the longest that still fits (it waits
+ * again then). Only when no tier fits the window is it dead, as any retry would be.
+ */
+export function waitForBreaker(
+  facts: DeliveryFacts,
+  untilMs: number,
+  now: number,
+  policy: RetryPolicy,
+): Decision {
+  const firstAttemptAt = facts.firstAttemptAt ?? now;
+  const closesAt = firstAttemptAt + policy.retryWindowMs;
+  const fitting = [...new Set(policy.retryDelaysSeconds)]
+    .sort((a, b) => a - b)
+    .filter((delay) => now + delay * 1000 <= closesAt);
+  if (fitting.length === 0) return deadBeforeAttempt(facts, 'retry_window_closed', now);
+  const delaySeconds =
+    fitting.find((delay) => now + delay * 1000 >= untilMs) ?? fitting[fitting.length - 1];
+  return {
+    kind: 'retry',
+    retry: {
+      delaySeconds,
+      attempt: facts.attempt,
+      firstAttemptAt,
+      dueAt: now + delaySeconds * 1000,
+      webhookIds: facts.webhookIds,
+      reason: 'breaker_open',
       lastStatus: undefined,
     },
   };
