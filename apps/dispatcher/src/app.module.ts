@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { getCACertificates } from 'node:tls';
 
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 
-import { ConsumerLagModule, lagGroups } from '@app/kafka';
+import { BatchProducer, ConsumerLagModule, lagGroups } from '@app/kafka';
+import { Metrics } from '@app/observability';
 import { RuntimeModule } from '@app/runtime';
 import { SecretBox } from '@app/signing';
 
@@ -69,7 +71,16 @@ export class AppModule {
         DeliveriesConsumer,
         DispatchService,
         DispatcherMetrics,
-        BreakerObserver,
+        {
+          provide: BreakerObserver,
+          inject: [Metrics, BatchProducer],
+          useFactory: (metrics: Metrics, producer: BatchProducer) =>
+            new BreakerObserver(metrics, {
+              producer,
+              replica: `${hostname()}-${process.pid}`,
+              now: Date.now,
+            }),
+        },
         WebhookClientCloser,
         { provide: DISPATCH_OPTIONS, useValue: options },
         { provide: WebhookClient, useFactory: () => createWebhookClient(config) },

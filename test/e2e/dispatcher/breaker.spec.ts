@@ -4,6 +4,9 @@ import { BreakerObserver } from '../../../apps/dispatcher/src/delivery/breaker-o
 import type { BreakerChange } from '../../../apps/dispatcher/src/delivery/circuit-breaker';
 import { HEADER, TOPIC } from '@app/contracts';
 
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+
+import { callAdmin, startAdminBeside } from '../../helpers/admin-harness';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -20,15 +23,24 @@ const PROMPT_MS = 1_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The `breaker` field of the admin API's destination. */
+interface AdminBreaker {
+  readonly state: string;
+  readonly since: string | null;
+  readonly openReplicas: number;
+}
+
 function messageIdOf(request: ReceivedRequest): string {
   return (JSON.parse(request.body.toString('utf8')) as { messageId: string }).messageId;
 }
 
-describe('dispatcher: circuit breaker of a destination whose receiver is down (failing after 3, cool-down 2 s, 1 probe; ladder 1s,2s; window 60 s)', () => {
+describe('dispatcher and admin API: circuit breaker of a destination whose receiver is down (failing after 3, cool-down 2 s, 1 probe; ladder 1s,2s; window 60 s)', () => {
   const harness = new DispatcherHarness();
   const dead = new WebhookReceiver();
   const live = new WebhookReceiver();
   const changes: BreakerChange[] = [];
+  let admin: NestFastifyApplication;
+  let adminUrl: string;
 
   beforeAll(async () => {
     await Promise.all([dead.start(), live.start()]);
@@ -38,6 +50,8 @@ describe('dispatcher: circuit breaker of a destination whose receiver is down (f
       DISPATCHER_BREAKER_COOL_DOWN_MS: String(COOL_DOWN_MS),
       DISPATCHER_BREAKER_PROBES: String(PROBES),
     });
+    admin = await startAdminBeside(harness);
+    adminUrl = await admin.getUrl();
     const observer = harness.dispatcher!.get(BreakerObserver);
     const changed = observer.changed.bind(observer);
     observer.changed = (change) => {
@@ -47,6 +61,7 @@ describe('dispatcher: circuit breaker of a destination whose receiver is down (f
   });
 
   afterAll(async () => {
+    await admin?.close();
     await harness.close();
     await Promise.all([dead.stop(), live.stop()]);
   });
@@ -57,7 +72,10 @@ describe('dispatcher: circuit breaker of a destination whose receiver is down (f
       name: 'dead-hooks',
       urls: [dead.url()],
     });
-    await harness.webhookDestination(source.id, { name: 'live-hooks', urls: [live.url()] });
+    const liveDestination = await harness.webhookDestination(source.id, {
+      name: 'live-hooks',
+      urls: [live.url()],
+    });
     let down = true;
     const answered: { messageId: string; status: number; at: number }[] = [];
     dead.answer = (request) => {
@@ -65,6 +83,18 @@ describe('dispatcher: circuit breaker of a destination whose receiver is down (f
       answered.push({ messageId: messageIdOf(request), status, at: request.at });
       return { status };
     };
+
+    // What the admin API says of the dead destination's breaker, all along.
+    const path = `/admin/v1/sources/${source.id}/destinations/${deadDestination.id}`;
+    const seen: { at: number; breaker: AdminBreaker }[] = [];
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const answer = await callAdmin(adminUrl, 'GET', path);
+        seen.push({ at: Date.now(), breaker: (answer.body as { breaker: AdminBreaker }).breaker });
+        await sleep(500);
+      }
+    })();
 
     const startedAt = Date.now();
     const sentAt = new Map<string, number>();
@@ -111,10 +141,36 @@ describe('dispatcher: circuit breaker of a destination whose receiver is down (f
     expect(whileOpen).toBeLessThanOrEqual(halfOpens * PROBES);
     expect(halfOpens).toBeLessThanOrEqual(coolDowns);
 
+    // The admin API showed it open in this one replica while down, and closed since the end.
+    await eventually(
+      () => (seen.at(-1)?.breaker.state === 'closed' ? true : undefined),
+      10_000,
+      'the admin API showing the breaker closed',
+    );
+    watching = false;
+    await watch;
+    const whileDown = seen.filter((s) => s.at > openedAt + 1_000 && s.at < upAt);
+    expect(whileDown.length).toBeGreaterThan(0);
+    for (const { breaker } of whileDown) {
+      expect(['open', 'half_open']).toContain(breaker.state);
+      expect(breaker.openReplicas).toBe(1);
+      expect(Date.parse(breaker.since!)).toBe(openedAt);
+    }
+    const last = seen.at(-1)!.breaker;
+    expect(last.openReplicas).toBe(0);
+    expect(Date.parse(last.since!)).toBe(closedAt);
+
     // The other destination of the source got each call once, promptly, all along.
     await live.received(CALLS);
     const liveIds = live.requests.map(messageIdOf);
     expect([...liveIds].sort()).toEqual([...ids].sort());
+    const livePath = `/sources/${source.id}/destinations/${liveDestination.id}`;
+    const liveAnswer = await callAdmin(adminUrl, 'GET', `/admin/v1${livePath}`);
+    expect((liveAnswer.body as { breaker: AdminBreaker }).breaker).toEqual({
+      state: 'closed',
+      since: null,
+      openReplicas: 0,
+    });
     const lateness = live.requests.map((r) => r.at - sentAt.get(messageIdOf(r))!);
     console.log(`breaker e2e: healthy destination, slowest call ${Math.max(...lateness)} ms`);
     expect(Math.max(...lateness)).toBeLessThan(PROMPT_MS);
