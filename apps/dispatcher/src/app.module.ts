@@ -7,6 +7,7 @@ import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/co
 import { BatchProducer, ConsumerLagModule, lagGroups } from '@app/kafka';
 import { Metrics } from '@app/observability';
 import { RuntimeModule } from '@app/runtime';
+import { SettingsCache } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { DispatcherConfig } from './config';
@@ -73,13 +74,13 @@ export class AppModule {
         DispatcherMetrics,
         {
           provide: BreakerObserver,
-          inject: [Metrics, BatchProducer],
-          useFactory: (metrics: Metrics, producer: BatchProducer) =>
-            new BreakerObserver(metrics, {
-              producer,
-              replica: `${hostname()}-${process.pid}`,
-              now: Date.now,
-            }),
+          inject: [Metrics, BatchProducer, SettingsCache],
+          useFactory: (metrics: Metrics, producer: BatchProducer, settings: SettingsCache) =>
+            new BreakerObserver(
+              metrics,
+              { producer, replica: `${hostname()}-${process.pid}`, now: Date.now },
+              (destinationId) => settings.destination(destinationId)?.enabled === true,
+            ),
         },
         WebhookClientCloser,
         { provide: DISPATCH_OPTIONS, useValue: options },

@@ -10,6 +10,8 @@ describe(BreakerObserver.name, () => {
   let sent: OutgoingRecord[];
   let observer: BreakerObserver;
   let now: number;
+  let registry: Metrics;
+  const inUse = new Set(['d-1', 'd-2']);
 
   beforeEach(() => {
     jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -22,11 +24,12 @@ describe(BreakerObserver.name, () => {
         return Promise.resolve();
       },
     };
-    observer = new BreakerObserver(new Metrics('test'), {
-      producer,
-      replica: 'host-1',
-      now: () => now,
-    });
+    registry = new Metrics('test');
+    observer = new BreakerObserver(
+      registry,
+      { producer, replica: 'host-1', now: () => now },
+      (id) => inUse.has(id),
+    );
   });
 
   afterEach(() => {
@@ -79,5 +82,32 @@ describe(BreakerObserver.name, () => {
     expect(published().map((r) => [r.destinationId, r.state, r.since, r.at])).toEqual([
       ['d-1', 'open', 900, 31_000],
     ]);
+  });
+
+  it('drops a destination deleted or disabled while open from the gauge and the refreshes', async () => {
+    observer.changed({
+      destinationId: 'd-1',
+      from: 'closed',
+      to: 'open',
+      reason: 'failure_share',
+      at: 900,
+    });
+    observer.changed({
+      destinationId: 'd-2',
+      from: 'closed',
+      to: 'open',
+      reason: 'failure_share',
+      at: 900,
+    });
+    inUse.delete('d-2');
+    sent = [];
+    observer.publishOpen();
+    expect(published().map((r) => r.destinationId)).toEqual(['d-1']);
+    const gauge = await registry.registry.getSingleMetricAsString(
+      'sluice_dispatcher_breaker_state',
+    );
+    expect(gauge).toContain('destination_id="d-1"');
+    expect(gauge).not.toContain('destination_id="d-2"');
+    inUse.add('d-2');
   });
 });

@@ -36,17 +36,26 @@ export class BreakerObserver implements OnApplicationShutdown {
   private readonly transitions: Counter<'destination_id' | 'to'>;
   private readonly refresh?: NodeJS.Timeout;
 
+  /**
+   * @param inUse whether a destination still exists and is enabled: one deleted or disabled
+   *   while its breaker was open gets no more attempts, so its breaker would never close; it
+   *   is dropped from the gauge and the refreshes instead
+   */
   constructor(
     metrics: Metrics,
     private readonly publishing?: BreakerPublishing,
+    private readonly inUse: (destinationId: string) => boolean = () => true,
   ) {
     const states = this.states;
+    const dropUnused = (): void => this.dropUnused();
     new Gauge({
       name: 'sluice_dispatcher_breaker_state',
       help: "A destination's circuit breaker in this process: 0 closed, 1 half-open, 2 open",
       labelNames: ['destination_id'],
       registers: [metrics.registry],
       collect() {
+        dropUnused();
+        this.reset();
         for (const [destinationId, state] of states) {
           this.set({ destination_id: destinationId }, BREAKER_STATE_VALUE[state]);
         }
@@ -82,6 +91,7 @@ export class BreakerObserver implements OnApplicationShutdown {
 
   /** Publishes the breakers of every destination not closed, so readers see this replica live. */
   publishOpen(): void {
+    this.dropUnused();
     const open = [...this.states].filter(([, state]) => state !== 'closed').map(([id]) => id);
     if (open.length > 0) this.publish(open);
   }
@@ -108,6 +118,14 @@ export class BreakerObserver implements OnApplicationShutdown {
     producer.send(records).catch((error: unknown) => {
       this.logger.warn(`breaker states not published: ${(error as Error).message}`);
     });
+  }
+
+  private dropUnused(): void {
+    for (const destinationId of this.states.keys()) {
+      if (this.inUse(destinationId)) continue;
+      this.states.delete(destinationId);
+      this.sinces.delete(destinationId);
+    }
   }
 
   /** The state each destination's breaker was last seen in. */
