@@ -129,7 +129,7 @@ describe('dispatcher and admin API: circuit breaker of a destination whose recei
     const closedAt = ours.find((c) => c.to === 'closed')!.at;
     expect(openedAt).toBeLessThan(upAt);
     expect(closedAt).toBeGreaterThanOrEqual(upAt);
-    const whileOpen = dead.requests.filter((r) => r.at > openedAt && r.at < closedAt).length;
+    const whileOpen = dead.requests.filter((r) => r.at > openedAt && r.at <= closedAt).length;
     const coolDowns = Math.floor((closedAt - openedAt) / COOL_DOWN_MS) + 1;
     const halfOpens = ours.filter((c) => c.to === 'half_open' && c.at < closedAt).length;
     console.log(

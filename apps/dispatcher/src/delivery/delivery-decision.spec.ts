@@ -207,9 +207,21 @@ describe(waitForBreaker.name, () => {
     ['probe later than every tier: the longest', {}, NOW + 900_000, 'retry 300s attempt 1'],
     [
       'a retry keeps its attempt count',
-      { attempt: 4, firstAttemptAt: NOW - 60_000 },
+      { attempt: 4, firstAttemptAt: NOW - 20_000 },
       NOW + 30_000,
       'retry 60s attempt 4',
+    ],
+    [
+      'a delivery a minute old waits at least the 1 min tier',
+      { attempt: 2, firstAttemptAt: NOW - 60_000 },
+      NOW + 5_000,
+      'retry 60s attempt 2',
+    ],
+    [
+      'one 10 minutes old waits the 5 min tier',
+      { attempt: 2, firstAttemptAt: NOW - 600_000 },
+      NOW + 5_000,
+      'retry 300s attempt 2',
     ],
     [
       'the window closes before the tier it wants: the longest that fits',

@@ -96,8 +96,10 @@ export function leaveMainTopic(
 /**
  * A delivery whose destination's breaker is open (or half-open with its probes out) goes back
  * to a tier without an attempt, keeping its attempt count: the shortest tier that brings it
- * back at or after `untilMs` and within the window, else the longest that still fits (it waits
- * again then). Only when no tier fits the window is it dead, as any retry would be.
+ * back at or after `untilMs`, and no shorter than the longest tier its age has reached (so an
+ * old backlog comes back a few times an hour, as the ladder would, not once per cool-down),
+ * within the window; else the longest that still fits (it waits again then). Only when no
+ * tier fits the window is it dead, as any retry would be.
  */
 export function waitForBreaker(
   facts: DeliveryFacts,
@@ -107,12 +109,14 @@ export function waitForBreaker(
 ): Decision {
   const firstAttemptAt = facts.firstAttemptAt ?? now;
   const closesAt = firstAttemptAt + policy.retryWindowMs;
-  const fitting = [...new Set(policy.retryDelaysSeconds)]
-    .sort((a, b) => a - b)
-    .filter((delay) => now + delay * 1000 <= closesAt);
+  const tiers = [...new Set(policy.retryDelaysSeconds)].sort((a, b) => a - b);
+  const fitting = tiers.filter((delay) => now + delay * 1000 <= closesAt);
   if (fitting.length === 0) return deadBeforeAttempt(facts, 'retry_window_closed', now);
+  const ageMs = now - firstAttemptAt;
+  const reached = tiers.filter((delay) => delay * 1000 <= ageMs).pop() ?? 0;
+  const backAt = Math.max(untilMs, now + reached * 1000);
   const delaySeconds =
-    fitting.find((delay) => now + delay * 1000 >= untilMs) ?? fitting[fitting.length - 1];
+    fitting.find((delay) => now + delay * 1000 >= backAt) ?? fitting[fitting.length - 1];
   return {
     kind: 'retry',
     retry: {
