@@ -1,3 +1,5 @@
+import type { BreakerStateName } from '@app/contracts';
+
 import type { AttemptResult } from './webhook-client';
 
 /** When a destination's breaker opens, and how it probes (from the app's configuration). */
@@ -38,7 +40,7 @@ export type BreakerState =
   | { readonly kind: 'open'; readonly since: number; readonly probeAt: number }
   | { readonly kind: 'half_open'; readonly since: number; readonly probesOut: number };
 
-export type BreakerStateName = BreakerState['kind'];
+export type { BreakerStateName };
 
 /** The gauge's value of each state: higher is worse. */
 export const BREAKER_STATE_VALUE: Readonly<Record<BreakerStateName, number>> = {
