@@ -15,6 +15,8 @@ import { AdminConfig } from './config';
 import { DeletionsController } from './deletions/deletions.controller';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
+import { BreakerChangesConsumer } from './destinations/breaker-changes.consumer';
+import { BreakerStates } from './destinations/breaker-states';
 import { ReceiptsService } from './deletions/receipts.service';
 import { DeliveriesController } from './deliveries/deliveries.controller';
 import { DeliveriesService } from './deliveries/deliveries.service';
@@ -74,6 +76,8 @@ export class AppModule {
       providers: [
         OutcomesConsumer,
         LedgerConsumer,
+        BreakerChangesConsumer,
+        BreakerStates,
         LedgerWriter,
         {
           provide: LEDGER_WRITER_OPTIONS,

@@ -1,8 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+
 import { TOPIC } from '@app/contracts';
 import { defineKafkaTopology, KafkaTopology } from '@app/kafka';
 
 import { AdminConfig } from './config';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
+import { BreakerChangesConsumer } from './destinations/breaker-changes.consumer';
 import { LedgerConsumer } from './ledger/ledger.consumer';
 
 /** Partitions of the outcomes topic handled at once, and outcomes in flight per partition. */
@@ -20,6 +24,12 @@ const LEDGER_IN_FLIGHT = 1_024;
  * and ledger statement costs about the same for one outcome as for a hundred.
  */
 const OUTCOMES_FETCH_LINGER_MS = 250;
+/**
+ * This process's own group for the dispatchers' breaker changes: every admin replica must read
+ * them all. A group left by a stopped replica expires with Kafka's offsets retention.
+ */
+const BREAKER_GROUP = `sluice-admin-breakers-${hostname()}-${randomBytes(3).toString('hex')}`;
+
 /** Pause of a partition after a receipt or a ledger row could not be stored, before a retry. */
 const FAILURE_BACKOFF_MS = 1_000;
 
@@ -29,7 +39,7 @@ const FAILURE_BACKOFF_MS = 1_000;
  * dead letters; its lag says how far the ledger is behind). `main.ts`, the module and the
  * test harnesses read it.
  */
-export function adminKafka(config: AdminConfig): KafkaTopology<'receipts' | 'ledger'> {
+export function adminKafka(config: AdminConfig): KafkaTopology<'receipts' | 'ledger' | 'breakers'> {
   return defineKafkaTopology({
     prefix: config.kafka.topicPrefix,
     consumers: {
@@ -56,6 +66,17 @@ export function adminKafka(config: AdminConfig): KafkaTopology<'receipts' | 'led
           fetchLingerMs: OUTCOMES_FETCH_LINGER_MS,
         },
         reportLag: true,
+      },
+      breakers: {
+        group: BREAKER_GROUP,
+        topics: [TOPIC.breakerChanges],
+        handler: BreakerChangesConsumer,
+        tuning: {
+          partitionsConcurrently: OUTCOME_PARTITIONS_CONCURRENTLY,
+          maxInFlightPerPartition: OUTCOMES_IN_FLIGHT,
+          failureBackoffMs: FAILURE_BACKOFF_MS,
+        },
+        reportLag: false,
       },
     },
     producer: { sendTimeoutMs: config.admin.produceTimeoutMs },

@@ -1,13 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { getCACertificates } from 'node:tls';
 
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 
-import { ConsumerLagModule, lagGroups } from '@app/kafka';
+import { BatchProducer, ConsumerLagModule, lagGroups } from '@app/kafka';
+import { Metrics } from '@app/observability';
 import { RuntimeModule } from '@app/runtime';
+import { SettingsCache } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { DispatcherConfig } from './config';
+import { BreakerObserver } from './delivery/breaker-observer';
 import { DeliveriesConsumer } from './delivery/deliveries.consumer';
 import { DISPATCH_OPTIONS, DispatchOptions, DispatchService } from './delivery/dispatch.service';
 import { DispatcherMetrics } from './delivery/dispatcher.metrics';
@@ -49,7 +53,7 @@ export class AppModule {
       retryWindowMs: dispatcher.retryWindowMs,
       maxInFlight: dispatcher.maxInFlight,
       maxInFlightPerDestination: dispatcher.maxInFlightPerDestination,
-      failingAfter: dispatcher.failingAfter,
+      breaker: dispatcher.breaker,
       destinationWaitMs: dispatcher.destinationWaitMs,
       secrets: new SecretBox(dispatcher.secretsKey),
       ledgerSuccessSample: dispatcher.ledgerSuccessSample,
@@ -68,6 +72,16 @@ export class AppModule {
         DeliveriesConsumer,
         DispatchService,
         DispatcherMetrics,
+        {
+          provide: BreakerObserver,
+          inject: [Metrics, BatchProducer, SettingsCache],
+          useFactory: (metrics: Metrics, producer: BatchProducer, settings: SettingsCache) =>
+            new BreakerObserver(
+              metrics,
+              { producer, replica: `${hostname()}-${process.pid}`, now: Date.now },
+              (destinationId) => settings.destination(destinationId)?.enabled === true,
+            ),
+        },
         WebhookClientCloser,
         { provide: DISPATCH_OPTIONS, useValue: options },
         { provide: WebhookClient, useFactory: () => createWebhookClient(config) },

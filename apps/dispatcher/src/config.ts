@@ -76,12 +76,51 @@ class DispatcherEnv extends SealedSecretsEnv {
   @Max(10_000)
   DISPATCHER_CONNECTIONS_PER_ORIGIN: number = 64;
 
-  /** Consecutive retryable failures after which a destination's new deliveries skip the main
-   *  topic's attempt and go straight to the first retry tier, until an attempt succeeds. */
+  /**
+   * Consecutive failed attempts (timeout, connection error, 5xx, 408, 429) that open a
+   * destination's circuit breaker in this process: no attempts until its cool-down ends.
+   */
   @IsInt()
   @Min(1)
   @Max(10_000)
-  DISPATCHER_FAILING_AFTER: number = 5;
+  DISPATCHER_FAILING_AFTER: number = 10;
+
+  /**
+   * Share of failed attempts (0 to 1) within `DISPATCHER_BREAKER_WINDOW_SECONDS` that also
+   * opens the breaker, once the window holds `DISPATCHER_BREAKER_MIN_ATTEMPTS` attempts.
+   */
+  @IsNumber()
+  @Min(0.01)
+  @Max(1)
+  DISPATCHER_BREAKER_FAILURE_RATIO: number = 0.7;
+
+  /** Attempts the breaker's window must hold before its failure share counts. */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  DISPATCHER_BREAKER_MIN_ATTEMPTS: number = 10;
+
+  /** Length of the breaker's sliding window of attempts, in seconds. */
+  @IsInt()
+  @Min(1)
+  @Max(24 * 3600)
+  DISPATCHER_BREAKER_WINDOW_SECONDS: number = 300;
+
+  /**
+   * How long an open breaker lets no attempt out, in milliseconds; then it is half-open and
+   * lets `DISPATCHER_BREAKER_PROBES` attempts out: a success closes it, a failure opens it
+   * again for another cool-down.
+   */
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  DISPATCHER_BREAKER_COOL_DOWN_MS: number = 30_000;
+
+  /** Attempts a half-open breaker lets out at once (its probes). */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  DISPATCHER_BREAKER_PROBES: number = 1;
 
   /** Partitions of one topic handled at once by this process (main topic and tiers each). */
   @IsInt()
@@ -132,7 +171,15 @@ export interface DispatcherConfig extends CommonConfig {
     readonly maxInFlightPerDestination: number;
     readonly destinationWaitMs: number;
     readonly connectionsPerOrigin: number;
-    readonly failingAfter: number;
+    /** The circuit breaker of each destination, per process. */
+    readonly breaker: {
+      readonly failingAfter: number;
+      readonly failureRatio: number;
+      readonly minAttempts: number;
+      readonly windowMs: number;
+      readonly coolDownMs: number;
+      readonly probes: number;
+    };
     readonly partitionsConcurrently: number;
     readonly maxInFlightPerPartition: number;
     readonly allowedCidrs: readonly string[];
@@ -157,7 +204,14 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
       maxInFlightPerDestination: vars.DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION,
       destinationWaitMs: vars.DISPATCHER_DESTINATION_WAIT_MS,
       connectionsPerOrigin: vars.DISPATCHER_CONNECTIONS_PER_ORIGIN,
-      failingAfter: vars.DISPATCHER_FAILING_AFTER,
+      breaker: {
+        failingAfter: vars.DISPATCHER_FAILING_AFTER,
+        failureRatio: vars.DISPATCHER_BREAKER_FAILURE_RATIO,
+        minAttempts: vars.DISPATCHER_BREAKER_MIN_ATTEMPTS,
+        windowMs: vars.DISPATCHER_BREAKER_WINDOW_SECONDS * 1000,
+        coolDownMs: vars.DISPATCHER_BREAKER_COOL_DOWN_MS,
+        probes: vars.DISPATCHER_BREAKER_PROBES,
+      },
       partitionsConcurrently: vars.DISPATCHER_PARTITIONS_CONCURRENTLY,
       maxInFlightPerPartition: vars.DISPATCHER_MAX_IN_FLIGHT_PER_PARTITION,
       allowedCidrs:

@@ -1,3 +1,4 @@
+export * from './breaker-changes';
 export * from './call.dto';
 export * from './calls';
 export * from './delivery-id';

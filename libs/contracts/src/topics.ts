@@ -17,6 +17,11 @@ export const TOPIC = {
   deliveriesDead: 'sluice.deliveries.dead.v1',
   /** One outcome per delivery attempt, for the delivery ledger and deletion receipts. */
   deliveryOutcomes: 'sluice.deliveries.outcomes.v1',
+  /**
+   * Changes of each destination's circuit breaker in each dispatcher process (and their state
+   * again while not closed), keyed by destination id; the admin app keeps the latest of each.
+   */
+  breakerChanges: 'sluice.breaker.changes.v1',
 } as const;
 
 /** Matches a retry delay label such as `10s`, `1m`, `20m` or `1h`. */

@@ -366,6 +366,11 @@ describe('the operator console in Chromium', () => {
 
     await row.getByRole('link', { name: 'Data' }).click();
     await page.getByRole('heading', { level: 1, name: 'Destination of Shop' }).waitFor();
+    // A destination whose receiver never failed: its breaker closed, no change seen.
+    await page
+      .getByTestId('breaker-state')
+      .filter({ hasText: 'closed: requests go out' })
+      .waitFor();
     await page
       .getByLabel('Filter (JSON)')
       .fill(

@@ -67,6 +67,7 @@ describe('Alerting rules', () => {
     expect(rules.map((r) => r.alert).sort()).toEqual([
       'SluiceConsumerLagGrowing',
       'SluiceDeadLetters',
+      'SluiceDestinationBreakerOpen',
       'SluiceIngest5xx',
       'SluiceNotReady',
       'SluiceProduceLatencyHigh',

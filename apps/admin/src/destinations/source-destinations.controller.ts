@@ -4,6 +4,7 @@ import {
   Delete,
   Get,
   HttpCode,
+  Inject,
   Param,
   Patch,
   Post,
@@ -15,7 +16,9 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { MAX_DESTINATIONS_PER_SOURCE } from '@app/contracts';
 
 import { AdminTokenGuard } from '../auth/admin-token.guard';
+import { Clock, CLOCK } from '../clock';
 
+import { BreakerStates } from './breaker-states';
 import {
   CreateDestinationDto,
   ReplaceWebhooksDto,
@@ -35,7 +38,11 @@ import { DestinationRef, DestinationsService } from './destinations.service';
 @UseGuards(AdminTokenGuard)
 @Controller('admin/v1/sources/:sourceId/destinations')
 export class SourceDestinationsController {
-  constructor(private readonly destinations: DestinationsService) {}
+  constructor(
+    private readonly destinations: DestinationsService,
+    private readonly breakers: BreakerStates,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: "The source's destinations, oldest (first) first" })
@@ -56,8 +63,18 @@ export class SourceDestinationsController {
   }
 
   @Get(':destinationId')
-  get(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
-    return this.destinations.get({ sourceId, destinationId });
+  @ApiOperation({
+    summary: 'One destination, with its circuit breaker over every dispatcher replica',
+    description:
+      '`breaker`: `{state, since, openReplicas}`. `state` is `open` when any dispatcher replica ' +
+      'has it open, else `half_open` when one probes, else `closed`; `since` (ISO 8601, or null ' +
+      'when no change was seen) is the earliest opening among those replicas, or the latest ' +
+      'closing; `openReplicas` counts the replicas not closed. A replica silent for 90 s ' +
+      'counts as gone.',
+  })
+  async get(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
+    const view = await this.destinations.get({ sourceId, destinationId });
+    return { ...view, breaker: this.breakers.view(destinationId, this.clock.now()) };
   }
 
   @Patch(':destinationId')

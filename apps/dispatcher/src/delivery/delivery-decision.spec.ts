@@ -1,6 +1,12 @@
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
 
-import { admit, decideAttempt, Decision, leaveMainTopic } from './delivery-decision';
+import {
+  admit,
+  decideAttempt,
+  Decision,
+  leaveMainTopic,
+  waitForBreaker,
+} from './delivery-decision';
 import type { DeliveryFacts } from './delivery-record';
 import type { AttemptResult } from './webhook-client';
 
@@ -189,5 +195,70 @@ describe(leaveMainTopic.name, () => {
         },
       },
     );
+  });
+});
+
+describe(waitForBreaker.name, () => {
+  // Ladder 10 s, 1 min, 5 min; window 1 h from the first attempt.
+  it.each<[string, Partial<DeliveryFacts>, number, string]>([
+    ['probe in 5 s: the 10 s tier', {}, NOW + 5_000, 'retry 10s attempt 1'],
+    ['probe in 30 s: the 1 min tier', {}, NOW + 30_000, 'retry 60s attempt 1'],
+    ['probe due already (half-open, probe out): the shortest tier', {}, NOW, 'retry 10s attempt 1'],
+    ['probe later than every tier: the longest', {}, NOW + 900_000, 'retry 300s attempt 1'],
+    [
+      'a retry keeps its attempt count',
+      { attempt: 4, firstAttemptAt: NOW - 20_000 },
+      NOW + 30_000,
+      'retry 60s attempt 4',
+    ],
+    [
+      'a delivery a minute old waits at least the 1 min tier',
+      { attempt: 2, firstAttemptAt: NOW - 60_000 },
+      NOW + 5_000,
+      'retry 60s attempt 2',
+    ],
+    [
+      'one 10 minutes old waits the 5 min tier',
+      { attempt: 2, firstAttemptAt: NOW - 600_000 },
+      NOW + 5_000,
+      'retry 300s attempt 2',
+    ],
+    [
+      'the window closes before the tier it wants: the longest that fits',
+      { attempt: 3, firstAttemptAt: NOW - 3_570_000 },
+      NOW + 30_000,
+      'retry 10s attempt 3',
+    ],
+    [
+      'no tier fits the window: dead, as any retry would be',
+      { attempt: 3, firstAttemptAt: NOW - 3_595_000 },
+      NOW + 30_000,
+      'dead retry_window_closed',
+    ],
+  ])('%s', (_name, overrides, untilMs, expected) => {
+    const decision = waitForBreaker(facts(overrides), untilMs, NOW, POLICY);
+    const summary =
+      decision.kind === 'retry'
+        ? `retry ${decision.retry.delaySeconds}s attempt ${decision.retry.attempt}`
+        : decision.kind === 'dead'
+          ? `dead ${decision.dead.reason}`
+          : decision.kind;
+    expect(summary).toBe(expected);
+  });
+
+  it('marks the record with the reason, keeps the webhooks and starts the window now when new', () => {
+    const decision = waitForBreaker(facts({ webhookIds: ['w-2'] }), NOW + 5_000, NOW, POLICY);
+    expect(decision).toEqual({
+      kind: 'retry',
+      retry: {
+        delaySeconds: 10,
+        attempt: 1,
+        firstAttemptAt: NOW,
+        dueAt: NOW + 10_000,
+        webhookIds: ['w-2'],
+        reason: 'breaker_open',
+        lastStatus: undefined,
+      },
+    });
   });
 });

@@ -16,7 +16,7 @@ export interface RetryPolicy {
 export type DiscardReason = 'destination_disabled' | 'destination_deleted';
 
 /** Why a delivery leaves the main topic for the first tier without an attempt. */
-export type LeaveReason = 'destination_failing' | 'destination_busy';
+export type LeaveReason = 'destination_busy';
 
 /**
  * What becomes of a delivery: decided by the pure functions below, acted on in one place
@@ -88,6 +88,44 @@ export function leaveMainTopic(
       dueAt: now + delaySeconds * 1000,
       webhookIds: facts.webhookIds,
       reason,
+      lastStatus: undefined,
+    },
+  };
+}
+
+/**
+ * A delivery whose destination's breaker is open (or half-open with its probes out) goes back
+ * to a tier without an attempt, keeping its attempt count: the shortest tier that brings it
+ * back at or after `untilMs`, and no shorter than the longest tier its age has reached (so an
+ * old backlog comes back a few times an hour, as the ladder would, not once per cool-down),
+ * within the window; else the longest that still fits (it waits again then). Only when no
+ * tier fits the window is it dead, as any retry would be.
+ */
+export function waitForBreaker(
+  facts: DeliveryFacts,
+  untilMs: number,
+  now: number,
+  policy: RetryPolicy,
+): Decision {
+  const firstAttemptAt = facts.firstAttemptAt ?? now;
+  const closesAt = firstAttemptAt + policy.retryWindowMs;
+  const tiers = [...new Set(policy.retryDelaysSeconds)].sort((a, b) => a - b);
+  const fitting = tiers.filter((delay) => now + delay * 1000 <= closesAt);
+  if (fitting.length === 0) return deadBeforeAttempt(facts, 'retry_window_closed', now);
+  const ageMs = now - firstAttemptAt;
+  const reached = tiers.filter((delay) => delay * 1000 <= ageMs).pop() ?? 0;
+  const backAt = Math.max(untilMs, now + reached * 1000);
+  const delaySeconds =
+    fitting.find((delay) => now + delay * 1000 >= backAt) ?? fitting[fitting.length - 1];
+  return {
+    kind: 'retry',
+    retry: {
+      delaySeconds,
+      attempt: facts.attempt,
+      firstAttemptAt,
+      dueAt: now + delaySeconds * 1000,
+      webhookIds: facts.webhookIds,
+      reason: 'breaker_open',
       lastStatus: undefined,
     },
   };

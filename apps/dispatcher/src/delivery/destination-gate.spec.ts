@@ -9,38 +9,8 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 describe(DestinationGate.name, () => {
-  it('calls a destination failing after the configured consecutive failures', () => {
-    const gate = new DestinationGate(4, 3);
-    expect(gate.isFailing('d-1')).toBe(false);
-    gate.failed('d-1');
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(false);
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(true);
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(true);
-  });
-
-  it('counts each destination on its own', () => {
-    const gate = new DestinationGate(4, 1);
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(true);
-    expect(gate.isFailing('d-2')).toBe(false);
-  });
-
-  it('resets the count on a success', () => {
-    const gate = new DestinationGate(4, 2);
-    gate.failed('d-1');
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(true);
-    gate.succeeded('d-1');
-    expect(gate.isFailing('d-1')).toBe(false);
-    gate.failed('d-1');
-    expect(gate.isFailing('d-1')).toBe(false);
-  });
-
   it('bounds the deliveries in flight per destination', async () => {
-    const gate = new DestinationGate(2, 5);
+    const gate = new DestinationGate(2);
     await gate.acquire('d-1');
     await gate.acquire('d-1');
     const third = gate.acquire('d-1');
@@ -56,12 +26,12 @@ describe(DestinationGate.name, () => {
   });
 
   it('ignores the release of a destination never acquired', () => {
-    const gate = new DestinationGate(1, 1);
+    const gate = new DestinationGate(1);
     expect(() => gate.release('unknown', 0)).not.toThrow();
   });
 
   it('counts a destination at its bound stalled from its last free slot taken or delivery finished', () => {
-    const gate = new DestinationGate(2, 5);
+    const gate = new DestinationGate(2);
     expect(gate.stalledMs('d-1', 1_000)).toBe(0);
     expect(gate.tryAcquire('d-1', 1_000)).toBe(true);
     expect(gate.tryAcquire('d-1', 1_100)).toBe(true);

@@ -1,26 +1,17 @@
 import { Semaphore } from '@app/kafka';
 
 /**
- * Per-destination isolation: a bound on the deliveries in flight for each destination, and a
- * count of its consecutive retryable failures. A destination with `failingAfter` of them in a
- * row is failing. The main topic never waits for a failing destination, and only briefly for
- * one at its bound: such deliveries leave for the first retry tier (where attempts go on,
- * waiting for slots) instead of holding a main-topic partition.
+ * Per-destination isolation: a bound on the deliveries in flight for each destination (its
+ * failures are the circuit breaker's, `circuit-breaker.ts`). The main topic waits only briefly
+ * for a destination at its bound: such deliveries leave for the first retry tier (where
+ * attempts go on, waiting for slots) instead of holding a main-topic partition.
  */
 export class DestinationGate {
   private readonly slots = new Map<string, Semaphore>();
-  private readonly streaks = new Map<string, number>();
   /** When each destination last took a free slot or finished a delivery (epoch ms). */
   private readonly progress = new Map<string, number>();
 
-  constructor(
-    private readonly perDestination: number,
-    private readonly failingAfter: number,
-  ) {}
-
-  isFailing(destinationId: string): boolean {
-    return (this.streaks.get(destinationId) ?? 0) >= this.failingAfter;
-  }
+  constructor(private readonly perDestination: number) {}
 
   /** Takes one of the destination's slots if one is free, without waiting. */
   tryAcquire(destinationId: string, now: number): boolean {
@@ -62,13 +53,5 @@ export class DestinationGate {
   release(destinationId: string, now: number): void {
     this.progress.set(destinationId, now);
     this.slots.get(destinationId)?.release();
-  }
-
-  succeeded(destinationId: string): void {
-    this.streaks.delete(destinationId);
-  }
-
-  failed(destinationId: string): void {
-    this.streaks.set(destinationId, (this.streaks.get(destinationId) ?? 0) + 1);
   }
 }

@@ -18,6 +18,8 @@ import { Metrics } from '@app/observability';
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
+import { BreakerObserver } from './breaker-observer';
+import { BreakerPolicy } from './circuit-breaker';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { DispatchOptions, DispatchService } from './dispatch.service';
 import { AttemptResult } from './webhook-client';
@@ -25,6 +27,15 @@ import { AttemptResult } from './webhook-client';
 const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
 const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';
 const NOW = 1_700_000_000_000;
+/** Opens after two failures in a row; probes once after 30 s. */
+const BREAKER: BreakerPolicy = {
+  failingAfter: 2,
+  failureRatio: 0.7,
+  minAttempts: 10,
+  windowMs: 300_000,
+  coolDownMs: 30_000,
+  probes: 1,
+};
 const WINDOW_MS = 4 * 3600 * 1000;
 const KEY = Buffer.from(`${DESTINATION_ID}:u-1`);
 const BODY = Buffer.from('{"version":1,"type":"track","userId":"u-1","event":"Bought ✓"}');
@@ -189,22 +200,31 @@ describe(DispatchService.name, () => {
   let producer: FakeProducer;
   let client: FakeClient;
   let metrics: DispatcherMetrics;
+  let registry: Metrics;
+  let observer: BreakerObserver;
   let box: SecretBox;
   let now: number;
 
   function service(overrides: Partial<DispatchOptions> = {}): DispatchService {
-    return new DispatchService(settings, producer, client, metrics, {
-      retryDelaysSeconds: [10, 60, 300, 1200, 3600],
-      retryWindowMs: WINDOW_MS,
-      maxInFlight: 16,
-      maxInFlightPerDestination: 4,
-      destinationWaitMs: 50,
-      failingAfter: 2,
-      secrets: box,
-      ledgerSuccessSample: 1,
-      now: () => now,
-      ...overrides,
-    });
+    return new DispatchService(
+      settings,
+      producer,
+      client,
+      metrics,
+      {
+        retryDelaysSeconds: [10, 60, 300, 1200, 3600],
+        retryWindowMs: WINDOW_MS,
+        maxInFlight: 16,
+        maxInFlightPerDestination: 4,
+        destinationWaitMs: 50,
+        breaker: BREAKER,
+        secrets: box,
+        ledgerSuccessSample: 1,
+        now: () => now,
+        ...overrides,
+      },
+      observer,
+    );
   }
 
   beforeEach(() => {
@@ -212,7 +232,9 @@ describe(DispatchService.name, () => {
     settings.destinations.set(DESTINATION_ID, destination());
     producer = new FakeProducer();
     client = new FakeClient();
-    metrics = new DispatcherMetrics(new Metrics('test'));
+    registry = new Metrics('test');
+    metrics = new DispatcherMetrics(registry);
+    observer = new BreakerObserver(registry);
     box = new SecretBox(randomBytes(32).toString('base64'));
     now = NOW;
     warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
@@ -641,53 +663,68 @@ describe(DispatchService.name, () => {
     });
   });
 
-  describe('a failing destination', () => {
+  describe("a destination's circuit breaker", () => {
+    const OTHER_ID = '33333333-3333-4333-8333-333333333333';
+
     function failEverything(): void {
       client.answers.set(URL_1, HTTP_500);
       client.answers.set(URL_2, HTTP_500);
     }
 
-    it('sends new main deliveries to the first tier without a POST', async () => {
+    /** Two failed deliveries: the breaker opens at `NOW`. */
+    async function opened(): Promise<DispatchService> {
       failEverything();
-      const dispatch = service({ failingAfter: 2 });
+      const dispatch = service();
       await dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-1' }), 'main');
       await dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-2' }), 'main');
+      return dispatch;
+    }
+
+    it('sends new main deliveries to the tier after the probe time, without a POST', async () => {
+      const dispatch = await opened();
       expect(client.posts).toHaveLength(4);
       now = NOW + 1_000;
       await expect(
         dispatch.dispatch(delivery({ [HEADER.messageId]: 'm-3' }), 'main'),
       ).resolves.toBe('retried');
       expect(client.posts).toHaveLength(4);
-      const skipped = producer.sent[2];
-      expect(skipped.topic).toBe(retryTopic(10));
-      expect(skipped.value).toBe(BODY);
-      expect(texts(skipped)).toEqual({
+      const waiting = producer.sent[2];
+      expect(waiting.topic).toBe(retryTopic(60));
+      expect(waiting.value).toBe(BODY);
+      expect(texts(waiting)).toEqual({
         [HEADER.sourceId]: SOURCE_ID,
         [HEADER.destinationId]: DESTINATION_ID,
         [HEADER.callType]: 'track',
         [HEADER.messageId]: 'm-3',
         [HEADER.attempt]: '1',
         [HEADER.firstAttemptAt]: String(NOW + 1_000),
-        [HEADER.dueAt]: String(NOW + 11_000),
-        [HEADER.reason]: 'destination_failing',
+        [HEADER.dueAt]: String(NOW + 61_000),
+        [HEADER.reason]: 'breaker_open',
       });
     });
 
-    it('is not failing before the configured count', async () => {
+    it('holds deliveries of the retry tiers too, keeping their attempt count', async () => {
+      const dispatch = await opened();
+      const retry = delivery({ [HEADER.attempt]: '3', [HEADER.firstAttemptAt]: String(NOW) });
+      await expect(dispatch.dispatch(retry, 'retry')).resolves.toBe('retried');
+      expect(client.posts).toHaveLength(4);
+      expect(texts(producer.sent[2])[HEADER.attempt]).toBe('3');
+      expect(texts(producer.sent[2])[HEADER.reason]).toBe('breaker_open');
+    });
+
+    it('is not open before the configured count', async () => {
       failEverything();
-      const dispatch = service({ failingAfter: 3 });
+      const dispatch = service({ breaker: { ...BREAKER, failingAfter: 3 } });
       await dispatch.dispatch(delivery(), 'main');
       await dispatch.dispatch(delivery(), 'main');
       await dispatch.dispatch(delivery(), 'main');
       expect(client.posts).toHaveLength(6);
     });
 
-    it('still posts deliveries from the retry tiers, and a success ends the failing', async () => {
-      failEverything();
-      const dispatch = service({ failingAfter: 2 });
-      await dispatch.dispatch(delivery(), 'main');
-      await dispatch.dispatch(delivery(), 'main');
+    it('probes once after the cool-down; a success closes it', async () => {
+      const dispatch = await opened();
       client.answers.clear();
+      now = NOW + 30_000;
       const retry = delivery({ [HEADER.attempt]: '2', [HEADER.firstAttemptAt]: String(NOW) });
       await expect(dispatch.dispatch(retry, 'retry')).resolves.toBe('delivered');
       expect(client.posts).toHaveLength(6);
@@ -695,13 +732,67 @@ describe(DispatchService.name, () => {
       expect(client.posts).toHaveLength(8);
     });
 
-    it('does not count permanent failures', async () => {
+    it('lets one probe out at a time; the others wait for it', async () => {
+      const dispatch = await opened();
+      let answer!: (result: AttemptResult) => void;
+      client.held.set(URL_1, new Promise((resolve) => (answer = resolve)));
+      client.held.set(URL_2, Promise.resolve(HTTP_500));
+      now = NOW + 30_000;
+      const probe = dispatch.dispatch(delivery(), 'main');
+      await settle();
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(client.posts).toHaveLength(6);
+      answer(OK);
+      await expect(probe).resolves.toBe('delivered');
+    });
+
+    it('opens again for a cool-down when the probe fails', async () => {
+      const dispatch = await opened();
+      now = NOW + 30_000;
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(client.posts).toHaveLength(6);
+      now = NOW + 59_000;
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      expect(client.posts).toHaveLength(6);
+      now = NOW + 60_000;
+      await dispatch.dispatch(delivery(), 'main');
+      expect(client.posts).toHaveLength(8);
+    });
+
+    it('keeps other destinations flowing', async () => {
+      settings.destinations.set(
+        OTHER_ID,
+        destination({ id: OTHER_ID, webhooks: [webhook('w-5', URL_3)] }),
+      );
+      const dispatch = await opened();
+      const other = delivery({ [HEADER.destinationId]: OTHER_ID });
+      await expect(dispatch.dispatch(other, 'main')).resolves.toBe('delivered');
+      expect(client.posts.map((p) => p.url).pop()).toBe(URL_3);
+    });
+
+    it('does not count permanent answers as failures', async () => {
       client.answers.set(URL_1, HTTP_404);
       client.answers.set(URL_2, HTTP_404);
-      const dispatch = service({ failingAfter: 1 });
+      const dispatch = service({ breaker: { ...BREAKER, failingAfter: 1 } });
       await dispatch.dispatch(delivery(), 'main');
       await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('dead');
       expect(client.posts).toHaveLength(4);
+    });
+
+    it('shows each change in the gauge, the counter and the log (warn when it opens)', async () => {
+      await opened();
+      const series = async (name: string): Promise<string> =>
+        (await registry.registry.getSingleMetricAsString(name))
+          .split('\n')
+          .filter((line) => line.includes(DESTINATION_ID))
+          .join('\n');
+      await expect(series('sluice_dispatcher_breaker_state')).resolves.toContain('} 2');
+      await expect(series('sluice_dispatcher_breaker_transitions_total')).resolves.toContain(
+        'to="open"',
+      );
+      expect(warn).toHaveBeenCalledWith(
+        `breaker of destination ${DESTINATION_ID}: closed -> open (consecutive_failures)`,
+      );
     });
   });
 

@@ -12,6 +12,7 @@ import {
   decideAttempt,
   leaveMainTopic,
   RetryPolicy,
+  waitForBreaker,
 } from './delivery-decision';
 import {
   deadRecord,
@@ -22,6 +23,8 @@ import {
   retryRecord,
   TimedResult,
 } from './delivery-record';
+import { BreakerObserver } from './breaker-observer';
+import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
@@ -32,7 +35,8 @@ import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request'
 export interface DispatchOptions extends RetryPolicy {
   readonly maxInFlight: number;
   readonly maxInFlightPerDestination: number;
-  readonly failingAfter: number;
+  /** Each destination's circuit breaker (per process). */
+  readonly breaker: BreakerPolicy;
   /** Longest a main-topic delivery waits for a slot of its destination. */
   readonly destinationWaitMs: number;
   readonly secrets: SecretBox;
@@ -68,6 +72,7 @@ export class DispatchService {
   private readonly random: () => number;
   private readonly slots: Semaphore;
   private readonly gate: DestinationGate;
+  private readonly breakers: CircuitBreakers;
   private readonly outcomes: OutcomeBatcher;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, HmacSha1>();
@@ -80,11 +85,13 @@ export class DispatchService {
     @Inject(WebhookClient) private readonly client: Pick<WebhookClient, 'post'>,
     private readonly metrics: DispatcherMetrics,
     @Inject(DISPATCH_OPTIONS) private readonly options: DispatchOptions,
+    @Inject(BreakerObserver) private readonly breakerObserver: Pick<BreakerObserver, 'changed'>,
   ) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.slots = new Semaphore(options.maxInFlight);
-    this.gate = new DestinationGate(options.maxInFlightPerDestination, options.failingAfter);
+    this.gate = new DestinationGate(options.maxInFlightPerDestination);
+    this.breakers = new CircuitBreakers(options.breaker);
     this.outcomes = new OutcomeBatcher(producer);
   }
 
@@ -117,18 +124,23 @@ export class DispatchService {
     const admission = admit(facts, destination, this.now());
     if (admission.kind === 'decided') return this.apply(record, facts, admission.decision);
     const destinationId = facts.destinationId;
-    // The main topic never waits long on one destination: for a failing one, or one still at
-    // its bound after `destinationWaitMs`, the delivery leaves for the first retry tier. The
-    // tiers wait for a slot.
+    // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe.
+    const { admission: breaker, change } = this.breakers.admit(destinationId, this.now());
+    if (change) this.breakerObserver.changed(change);
+    if (breaker.kind === 'wait') {
+      const decision = waitForBreaker(facts, breaker.untilMs, this.now(), this.options);
+      return this.apply(record, facts, decision);
+    }
+    // The main topic never waits long on one destination: one still at its bound after
+    // `destinationWaitMs` leaves for the first retry tier. The tiers wait for a slot.
     if (path === 'main') {
-      const leave = this.gate.isFailing(destinationId)
-        ? 'destination_failing'
-        : !this.gate.tryAcquire(destinationId, this.now()) &&
-            !(await this.waitForSlot(destinationId))
-          ? 'destination_busy'
-          : undefined;
-      if (leave !== undefined) {
-        return this.apply(record, facts, leaveMainTopic(facts, leave, this.now(), this.options));
+      if (
+        !this.gate.tryAcquire(destinationId, this.now()) &&
+        !(await this.waitForSlot(destinationId))
+      ) {
+        this.settleProbe(destinationId, breaker.probe);
+        const decision = leaveMainTopic(facts, 'destination_busy', this.now(), this.options);
+        return this.apply(record, facts, decision);
       }
     } else if (!this.gate.tryAcquire(destinationId, this.now())) {
       await this.gate.acquire(destinationId);
@@ -137,15 +149,15 @@ export class DispatchService {
     // hold slots of the process-wide bound that other destinations need. (A free slot is
     // taken without a promise: most deliveries find one.)
     if (!this.slots.tryAcquire()) await this.slots.acquire();
-    let attempt: Attempt;
+    let attempt: Attempt | undefined;
     try {
       attempt = await this.attempt(facts, body, destination!, admission.webhooks);
     } finally {
       this.slots.release();
       this.gate.release(destinationId, this.now());
+      const verdict = verdictOf(attempt?.answers?.map((answer) => answer.result));
+      this.settleProbe(destinationId, breaker.probe, verdict);
     }
-    if (attempt.decision.kind === 'delivered') this.gate.succeeded(destinationId);
-    else if (attempt.decision.kind === 'retry') this.gate.failed(destinationId);
     return this.apply(record, facts, attempt.decision, attempt.answers, path);
   }
 
@@ -271,6 +283,13 @@ export class DispatchService {
     this.metrics.deadLetters.inc({ reason });
     this.metrics.delivery('dead');
     return { result: 'dead' };
+  }
+
+  /** Counts an attempt's verdict in its destination's breaker (a probe's place is freed). */
+  private settleProbe(destinationId: string, probe: boolean, verdict: Verdict = 'none'): void {
+    if (!probe && verdict === 'none') return;
+    const change = this.breakers.record(destinationId, verdict, probe, this.now());
+    if (change) this.breakerObserver.changed(change);
   }
 
   /**

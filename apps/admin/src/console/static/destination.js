@@ -112,6 +112,7 @@ function renderDestination(destination, path, reload, alert) {
           ),
         ],
         ['Updated', when(destination.updatedAt)],
+        ...(destination.breaker ? [['Circuit breaker', breakerState(destination.breaker)]] : []),
       ]),
       h(
         'p',
@@ -125,6 +126,20 @@ function renderDestination(destination, path, reload, alert) {
     secretSection(destination, path, reload, alert),
     webhooksSection(destination, path, reload, alert),
   ];
+}
+
+/** The breaker over every dispatcher: closed, or open (probing) since when and in how many. */
+function breakerState(breaker) {
+  const text =
+    breaker.state === 'closed'
+      ? 'closed: requests go out'
+      : `${breaker.state === 'open' ? 'open' : 'half-open (probing)'} in ${breaker.openReplicas} dispatcher(s): no requests but probes, deliveries wait on the retry tiers`;
+  return h(
+    'span',
+    { 'data-testid': 'breaker-state' },
+    text,
+    breaker.since ? h('span', {}, ' since ', when(breaker.since)) : '',
+  );
 }
 
 function secretSection(destination, path, reload, alert) {
