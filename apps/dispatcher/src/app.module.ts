@@ -11,6 +11,11 @@ import { DispatcherConfig } from './config';
 import { DeliveriesConsumer } from './delivery/deliveries.consumer';
 import { DISPATCH_OPTIONS, DispatchOptions, DispatchService } from './delivery/dispatch.service';
 import { DispatcherMetrics } from './delivery/dispatcher.metrics';
+import {
+  DestinationRateLimits,
+  RATE_LIMIT_OPTIONS,
+  RateLimitOptions,
+} from './delivery/rate-limits.service';
 import { SsrfGuard } from './delivery/ssrf-guard';
 import { WebhookClient } from './delivery/webhook-client';
 import { dispatcherKafka } from './kafka-topology';
@@ -54,6 +59,10 @@ export class AppModule {
       secrets: new SecretBox(dispatcher.secretsKey),
       ledgerSuccessSample: dispatcher.ledgerSuccessSample,
     };
+    const rateLimits: RateLimitOptions = {
+      partitionsPerTopic: config.kafka.topicPartitions,
+      groups: Object.values(kafka.consumers).map((consumer) => consumer.topics),
+    };
     return {
       module: AppModule,
       imports: [
@@ -68,7 +77,9 @@ export class AppModule {
         DeliveriesConsumer,
         DispatchService,
         DispatcherMetrics,
+        DestinationRateLimits,
         WebhookClientCloser,
+        { provide: RATE_LIMIT_OPTIONS, useValue: rateLimits },
         { provide: DISPATCH_OPTIONS, useValue: options },
         { provide: WebhookClient, useFactory: () => createWebhookClient(config) },
       ],

@@ -25,6 +25,7 @@ import {
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
+import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
 import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
 
@@ -80,6 +81,7 @@ export class DispatchService {
     @Inject(WebhookClient) private readonly client: Pick<WebhookClient, 'post'>,
     private readonly metrics: DispatcherMetrics,
     @Inject(DISPATCH_OPTIONS) private readonly options: DispatchOptions,
+    private readonly rateLimits: DestinationRateLimits,
   ) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -120,19 +122,34 @@ export class DispatchService {
     // The main topic never waits long on one destination: for a failing one, or one still at
     // its bound after `destinationWaitMs`, the delivery leaves for the first retry tier. The
     // tiers wait for a slot.
+    const limit = destination!.rateLimitPerSecond;
     if (path === 'main') {
       const leave = this.gate.isFailing(destinationId)
         ? 'destination_failing'
-        : !this.gate.tryAcquire(destinationId, this.now()) &&
-            !(await this.waitForSlot(destinationId))
-          ? 'destination_busy'
-          : undefined;
+        : !this.rateLimits.hasToken(destinationId, limit)
+          ? 'rate_limited'
+          : !this.gate.tryAcquire(destinationId, this.now()) &&
+              !(await this.waitForSlot(destinationId))
+            ? 'destination_busy'
+            : undefined;
       if (leave !== undefined) {
         return this.apply(record, facts, leaveMainTopic(facts, leave, this.now(), this.options));
       }
     } else if (!this.gate.tryAcquire(destinationId, this.now())) {
       await this.gate.acquire(destinationId);
     }
+    // The token is taken last, just before the POST (one taken before a wait for a slot could
+    // be spent late, in a burst). The main topic never waits for one: without a token there
+    // now, the first tier, where the delivery waits for one holding only its destination's slot.
+    if (path === 'main' && !this.rateLimits.tryTake(destinationId, limit)) {
+      this.gate.release(destinationId, this.now());
+      return this.apply(
+        record,
+        facts,
+        leaveMainTopic(facts, 'rate_limited', this.now(), this.options),
+      );
+    }
+    if (path === 'retry') await this.rateLimits.take(destinationId, limit);
     // The destination's slot first: deliveries queued behind a slow destination must not
     // hold slots of the process-wide bound that other destinations need. (A free slot is
     // taken without a promise: most deliveries find one.)
