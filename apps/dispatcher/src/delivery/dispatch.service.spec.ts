@@ -847,7 +847,8 @@ describe(DispatchService.name, () => {
       const retried = dispatch.dispatch(delivery(), 'retry');
       await settle();
       expect(client.posts).toHaveLength(2);
-      now += 1_000;
+      // A token a second, less the headroom: one each 1,053 ms.
+      now += 1_100;
       await expect(retried).resolves.toBe('delivered');
       expect(client.posts).toHaveLength(4);
     });

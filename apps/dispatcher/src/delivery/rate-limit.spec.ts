@@ -1,4 +1,4 @@
-import { bucketCapacity, groupTotal, replicaShare, TokenBucket } from './rate-limit';
+import { bucketCapacity, groupTotal, RATE_HEADROOM, replicaShare, TokenBucket } from './rate-limit';
 
 const T0 = 1_700_000_000_000;
 
@@ -37,11 +37,11 @@ describe(replicaShare.name, () => {
       20,
     ],
     ['no partitions at all', 50, [], 0],
-  ])('gives %s its share', (_name, limit, groups, expected) => {
-    expect(replicaShare(limit, groups)).toBeCloseTo(expected, 9);
+  ])('gives %s its share (less the headroom)', (_name, limit, groups, expected) => {
+    expect(replicaShare(limit, groups)).toBeCloseTo(expected * RATE_HEADROOM, 9);
   });
 
-  it('adds up to the limit at most over replicas that split the partitions', () => {
+  it('adds up to the limit less the headroom over replicas that split the partitions', () => {
     const a = replicaShare(50, [
       { owned: 1, total: 2 },
       { owned: 3, total: 10 },
@@ -50,7 +50,7 @@ describe(replicaShare.name, () => {
       { owned: 1, total: 2 },
       { owned: 7, total: 10 },
     ]);
-    expect(a + b).toBeCloseTo(50, 9);
+    expect(a + b).toBeCloseTo(50 * RATE_HEADROOM, 9);
   });
 });
 

@@ -4,6 +4,13 @@
  */
 export const BURST_SECONDS = 0.02;
 
+/**
+ * The part of its share a replica spends: a little below, so that the timing jitter of
+ * several replicas' requests (and of the network) does not push a second at the receiver over
+ * the limit. A limit is a ceiling; sending slightly under it is what the receiver asked for.
+ */
+export const RATE_HEADROOM = 0.95;
+
 /** The partitions of the topics one consumer group of this replica reads. */
 export interface GroupPartitions {
   /** Partitions of the group's topics assigned to this replica now. */
@@ -14,15 +21,21 @@ export interface GroupPartitions {
 
 /**
  * This replica's share of a destination's limit (deliveries a second): the limit times the
- * fraction of the delivery partitions (main topic and retry tiers together) it owns. Every
- * partition is owned by one replica at a time, so the shares of all replicas add up to the
- * limit at most. A replica that owns nothing (between rebalances) gets nothing.
+ * fraction of the delivery partitions (main topic and retry tiers together) it owns, times
+ * {@link RATE_HEADROOM}. Every partition is owned by one replica at a time, so the shares of
+ * all replicas add up to less than the limit. A replica that owns nothing (between
+ * rebalances) gets nothing.
  */
 export function replicaShare(limitPerSecond: number, groups: readonly GroupPartitions[]): number {
+  return limitPerSecond * RATE_HEADROOM * ownedFraction(groups);
+}
+
+/** The fraction of the delivery partitions (all groups together) this replica owns, 0 to 1. */
+export function ownedFraction(groups: readonly GroupPartitions[]): number {
   const owned = groups.reduce((sum, g) => sum + g.owned, 0);
   const total = groups.reduce((sum, g) => sum + g.total, 0);
   if (total <= 0 || owned <= 0) return 0;
-  return (limitPerSecond * Math.min(owned, total)) / total;
+  return Math.min(owned, total) / total;
 }
 
 /**

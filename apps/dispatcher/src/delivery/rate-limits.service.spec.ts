@@ -34,19 +34,29 @@ describe(DestinationRateLimits.name, () => {
     return metric?.values.find((v) => v.labels.destination_id === D)?.value ?? 0;
   }
 
+  it('shows the fraction of the partitions it owns', async () => {
+    limits([0], [0]);
+    const share = await metrics.registry
+      .getSingleMetric('sluice_dispatcher_rate_limit_share_ratio')
+      ?.get();
+    // 1 of 2 main partitions and 1 of 4 tier partitions.
+    expect(share?.values[0]?.value).toBeCloseTo(2 / 6, 9);
+  });
+
   it('lets every delivery of a destination without a limit through', async () => {
     const rates = limits([0], [0]);
     for (let i = 0; i < 100; i += 1) expect(rates.tryTake(D, null)).toBe(true);
     await expect(delayed()).resolves.toBe(0);
   });
 
-  it("gives a replica its partitions' share: half of 40/s is a token each 50 ms", async () => {
+  it("gives a replica its partitions' share: half of 40/s less the headroom, 19/s", async () => {
     const rates = limits([0], [0, 1]);
     // Owns 1 of 2 main and 2 of 4 tier partitions: 3 of 6.
     expect(rates.tryTake(D, 40)).toBe(true);
     expect(rates.tryTake(D, 40)).toBe(false);
     expect(rates.hasToken(D, 40)).toBe(false);
-    jest.advanceTimersByTime(49);
+    // A token each 1000 / 19 = 52.6 ms.
+    jest.advanceTimersByTime(52);
     expect(rates.tryTake(D, 40)).toBe(false);
     jest.advanceTimersByTime(1);
     expect(rates.tryTake(D, 40)).toBe(true);
@@ -62,8 +72,8 @@ describe(DestinationRateLimits.name, () => {
     expect(rates.tryTake(D, 10)).toBe(false);
     rates.assigned(MAIN, new Map([[MAIN[0], [0, 1]]]));
     rates.assigned(TIERS, new Map([[TIERS[0], [0, 1]]]));
-    // 4 of 6 partitions: 10/s x 4/6, a token each 150 ms.
-    jest.advanceTimersByTime(149);
+    // 4 of 6 partitions: 10/s x 4/6 x 0.95, a token each 157.9 ms.
+    jest.advanceTimersByTime(157);
     expect(rates.tryTake(D, 10)).toBe(false);
     jest.advanceTimersByTime(1);
     expect(rates.tryTake(D, 10)).toBe(true);
@@ -71,11 +81,11 @@ describe(DestinationRateLimits.name, () => {
 
   it('makes a waiting delivery wait for its token, then go', async () => {
     const rates = limits([0, 1], [0, 1]);
-    // Owns 4 of 6: 15/s x 4/6 = 10/s.
+    // Owns 4 of 6: 15/s x 4/6 x 0.95 = 9.5/s, a token each 105.3 ms.
     expect(rates.tryTake(D, 15)).toBe(true);
     let done = false;
     const waiting = rates.take(D, 15).then(() => (done = true));
-    await jest.advanceTimersByTimeAsync(99);
+    await jest.advanceTimersByTimeAsync(105);
     expect(done).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
     await waiting;

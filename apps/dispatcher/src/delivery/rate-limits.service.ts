@@ -3,7 +3,13 @@ import { Counter, Gauge } from 'prom-client';
 
 import { Metrics } from '@app/observability';
 
-import { GroupPartitions, groupTotal, replicaShare, TokenBucket } from './rate-limit';
+import {
+  GroupPartitions,
+  groupTotal,
+  ownedFraction,
+  replicaShare,
+  TokenBucket,
+} from './rate-limit';
 
 /** Longest a waiting delivery sleeps before it looks at its bucket again (a rate may change). */
 const MAX_SLEEP_MS = 250;
@@ -58,7 +64,7 @@ export class DestinationRateLimits {
       'Times a delivery was held back by its destination rate limit: moved off the main topic, or waiting for a token on a retry tier',
       ['destination_id'],
     );
-    const share = (): number => replicaShare(1, [...this.partitions.values()]);
+    const share = (): number => ownedFraction([...this.partitions.values()]);
     new Gauge({
       name: 'sluice_dispatcher_rate_limit_share_ratio',
       help: "This replica's share of every destination rate limit: the delivery partitions it owns over all",
