@@ -15,6 +15,11 @@ import { BreakerObserver } from './delivery/breaker-observer';
 import { DeliveriesConsumer } from './delivery/deliveries.consumer';
 import { DISPATCH_OPTIONS, DispatchOptions, DispatchService } from './delivery/dispatch.service';
 import { DispatcherMetrics } from './delivery/dispatcher.metrics';
+import {
+  DestinationRateLimits,
+  RATE_LIMIT_OPTIONS,
+  RateLimitOptions,
+} from './delivery/rate-limits.service';
 import { SsrfGuard } from './delivery/ssrf-guard';
 import { WebhookClient } from './delivery/webhook-client';
 import { dispatcherKafka } from './kafka-topology';
@@ -58,6 +63,10 @@ export class AppModule {
       secrets: new SecretBox(dispatcher.secretsKey),
       ledgerSuccessSample: dispatcher.ledgerSuccessSample,
     };
+    const rateLimits: RateLimitOptions = {
+      partitionsPerTopic: config.kafka.topicPartitions,
+      groups: Object.values(kafka.consumers).map((consumer) => consumer.topics),
+    };
     return {
       module: AppModule,
       imports: [
@@ -82,7 +91,9 @@ export class AppModule {
               (destinationId) => settings.destination(destinationId)?.enabled === true,
             ),
         },
+        DestinationRateLimits,
         WebhookClientCloser,
+        { provide: RATE_LIMIT_OPTIONS, useValue: rateLimits },
         { provide: DISPATCH_OPTIONS, useValue: options },
         { provide: WebhookClient, useFactory: () => createWebhookClient(config) },
       ],

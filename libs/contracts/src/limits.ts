@@ -25,3 +25,9 @@ export const MAX_ALLOWED_ORIGINS_PER_SOURCE = 50;
  * database (a slot 0-19 per destination, unique per source).
  */
 export const MAX_DESTINATIONS_PER_SOURCE = 20;
+
+/**
+ * The highest rate limit a destination may have, in deliveries a second (the lowest is 1; no
+ * limit is null). Enforced by the admin API and by the database.
+ */
+export const MAX_DESTINATION_RATE_LIMIT_PER_SECOND = 10_000;

@@ -17,6 +17,7 @@ export { KafkaModule } from './client/kafka.module';
 export { BatchProducer } from './client/batch.producer';
 export type { BatchProducerOptions } from './client/batch.producer';
 export { KafkaTransport } from './client/kafka.transport';
+export type { AssignmentListener } from './client/kafka.transport';
 export type { KafkaTransportOptions } from './client/kafka-transport.options';
 export { connectConsumers, defineKafkaTopology, lagGroups } from './client/kafka-topology';
 export type { KafkaTopology } from './client/kafka-topology';

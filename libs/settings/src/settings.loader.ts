@@ -24,6 +24,7 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         enabled: true,
         sharedSecretCiphertext: true,
         filter: true,
+        rateLimitPerSecond: true,
         createdAt: true,
       },
     });

@@ -14,6 +14,7 @@ function rows(): SettingsRows {
         enabled: true,
         sharedSecretCiphertext: Buffer.from([1, 2, 3]),
         filter: null,
+        rateLimitPerSecond: null,
         createdAt: new Date(1_000),
       },
     ],
@@ -134,6 +135,18 @@ describe(buildSnapshot.name, () => {
     const destination = snapshot.destinations.get('d1');
     expect(Array.from(destination?.sharedSecretCiphertext ?? [])).toEqual([1, 2, 3]);
     expect(destination?.webhooks[0]?.headers).toEqual({ A: '1' });
+  });
+
+  it.each([
+    ['no rate limit', null, null],
+    ['a rate limit', 50, 50],
+  ])('carries %s', (_name, rateLimitPerSecond, expected) => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [{ ...input.destinations[0], rateLimitPerSecond }],
+    });
+    expect(snapshot.destinations.get('d1')?.rateLimitPerSecond).toBe(expected);
   });
 
   it('keeps a missing secret as null', () => {

@@ -53,6 +53,11 @@ export interface DestinationSettings {
    * takes no call.
    */
   readonly filter?: CompiledFilter | null;
+  /**
+   * Deliveries a second at most, across all dispatcher replicas together; null (or absent, in
+   * hand-made settings) is unlimited.
+   */
+  readonly rateLimitPerSecond?: number | null;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -72,6 +77,7 @@ export interface SettingsRows {
     | 'enabled'
     | 'sharedSecretCiphertext'
     | 'filter'
+    | 'rateLimitPerSecond'
     | 'createdAt'
   >[];
   /** Every webhook, in any order. */
@@ -210,5 +216,6 @@ function toDestination(
     sharedSecretCiphertext: ciphertext ? Uint8Array.from(ciphertext) : null,
     webhooks,
     filter: compiledFilter(row.filter),
+    rateLimitPerSecond: row.rateLimitPerSecond ?? null,
   });
 }

@@ -8,8 +8,12 @@ import { callAdmin, startAdminBeside } from '../../helpers/admin-harness';
 import { TEST_SECRETS_KEY, uniquePrefix } from '../../helpers/services';
 import { createTestDatabase, newWriteKey, type TestDatabase } from '../../helpers/test-database';
 
-/** The migration under test: the newest one when it was written. */
+/** The migration under test. */
 const MIGRATION = 'ManyDestinationsPerSource1763769600500';
+/** It and the migrations after it, which the test reverts first and then runs again. */
+const FROM_IT = SETTINGS_MIGRATIONS.slice(
+  SETTINGS_MIGRATIONS.findIndex((migration) => migration.name === MIGRATION),
+).map((migration) => migration.name);
 
 /**
  * A database holding today's single destination per source (made by the migrations before
@@ -29,7 +33,9 @@ describe('the migration to several destinations per source', () => {
     dataSource = await createSettingsDataSource({ url: database.url, poolSize: 2 }).initialize();
     await runMigrations(dataSource);
     // Back to the schema before this migration, which holds one destination per source.
-    await dataSource.undoLastMigration({ transaction: 'all' });
+    for (let i = 0; i < FROM_IT.length; i += 1) {
+      await dataSource.undoLastMigration({ transaction: 'all' });
+    }
     const [source] = await dataSource.query(
       `INSERT INTO source (name, write_key) VALUES ('shop', $1) RETURNING id`,
       [newWriteKey()],
@@ -54,9 +60,9 @@ describe('the migration to several destinations per source', () => {
     await database?.drop();
   });
 
-  it('runs only the new migration', async () => {
-    expect(SETTINGS_MIGRATIONS.at(-1)?.name).toBe(MIGRATION);
-    await expect(runMigrations(dataSource)).resolves.toEqual([MIGRATION]);
+  it('runs only the new migration (and those after it)', async () => {
+    expect(FROM_IT[0]).toBe(MIGRATION);
+    await expect(runMigrations(dataSource)).resolves.toEqual(FROM_IT);
   });
 
   it('keeps the destination as the first, same id, secret, webhooks; slot 0 and no filter', async () => {
@@ -109,6 +115,10 @@ describe('the migration to several destinations per source', () => {
   });
 
   it('refuses to revert while a source has several destinations', async () => {
+    // The migrations after it revert first.
+    for (let i = 1; i < FROM_IT.length; i += 1) {
+      await dataSource.undoLastMigration({ transaction: 'all' });
+    }
     await expect(dataSource.undoLastMigration({ transaction: 'all' })).rejects.toThrow(
       /several destinations/,
     );

@@ -35,6 +35,7 @@ const EXPECTED_CONSTRAINTS = [
   'destination_kind_check',
   'destination_name_not_empty_check',
   'destination_pkey',
+  'destination_rate_limit_range_check',
   'destination_shared_secret_not_empty_check',
   'destination_slot_range_check',
   'destination_source_id_fkey',
@@ -117,6 +118,7 @@ describe('settings migrations', () => {
       'AddSourceAllowedOrigins1763769600300',
       'AddReplayJobResume1763769600400',
       'ManyDestinationsPerSource1763769600500',
+      'AddDestinationRateLimit1763769600600',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -182,6 +184,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',
       'AddSourceAllowedOrigins1763769600300',

@@ -4,17 +4,24 @@ import {
   ArrayMaxSize,
   IsArray,
   IsIn,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   IsUUID,
   Length,
+  Max,
   MaxLength,
+  Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
-import { MAX_DESTINATION_NAME_CHARS, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
+import {
+  MAX_DESTINATION_NAME_CHARS,
+  MAX_DESTINATION_RATE_LIMIT_PER_SECOND,
+  MAX_WEBHOOKS_PER_DESTINATION,
+} from '@app/contracts';
 
 import { AbsentOrValid } from '../validation';
 import { IsWebhookHeaders, IsWebhookUrl } from './webhook-rules';
@@ -35,6 +42,29 @@ const FILTER_SCHEMA = {
   },
   additionalProperties: true,
 } as const;
+
+/** What the OpenAPI document says of a rate limit. */
+const RATE_LIMIT_SCHEMA = {
+  type: 'integer',
+  nullable: true,
+  minimum: 1,
+  maximum: MAX_DESTINATION_RATE_LIMIT_PER_SECOND,
+  description:
+    'Deliveries a second at most, across all dispatcher replicas together; null (or absent) ' +
+    'is unlimited. Deliveries over it wait; they never fail for it. See docs/api.md.',
+  example: 50,
+} as const;
+
+/** A rate limit: null (unlimited) or an integer 1 to 10,000. */
+function IsRateLimit(): PropertyDecorator {
+  return (target, key) => {
+    // Null clears the limit; anything else must be a whole number in range.
+    ValidateIf((_dto, value) => value !== null && value !== undefined)(target, key);
+    IsInt()(target, key);
+    Min(1)(target, key);
+    Max(MAX_DESTINATION_RATE_LIMIT_PER_SECOND)(target, key);
+  };
+}
 
 /** Body of `POST .../destinations` (and of the older `POST .../destination`). */
 export class CreateDestinationDto {
@@ -57,6 +87,10 @@ export class CreateDestinationDto {
   @IsOptional()
   @IsObject()
   filter?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
+  @IsRateLimit()
+  rateLimitPerSecond?: number | null;
 }
 
 /** Body of `PATCH` on a destination: the fields to change. */
@@ -72,6 +106,10 @@ export class UpdateDestinationDto {
   @IsOptional()
   @IsObject()
   filter?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
+  @IsRateLimit()
+  rateLimitPerSecond?: number | null;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */

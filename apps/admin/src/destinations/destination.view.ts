@@ -19,6 +19,8 @@ export interface DestinationView {
   readonly enabled: boolean;
   /** Which calls it takes (docs/api.md, "Destination filters"); null takes every call. */
   readonly filter: object | null;
+  /** Deliveries a second at most, across all dispatcher replicas; null is unlimited. */
+  readonly rateLimitPerSecond: number | null;
   readonly sharedSecretSet: boolean;
   readonly webhooks: WebhookView[];
   readonly createdAt: string;
@@ -36,6 +38,7 @@ export function destinationView(
     name: d.name,
     enabled: d.enabled,
     filter: d.filter ?? null,
+    rateLimitPerSecond: d.rateLimitPerSecond ?? null,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     webhooks: [...webhooks].sort((a, b) => a.position - b.position).map(webhookView),
     createdAt: d.createdAt.toISOString(),

@@ -106,6 +106,7 @@ export class DestinationsService {
             enabled: false,
             sharedSecretCiphertext: null,
             filter: filter ?? null,
+            rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
           }),
         );
         return destinationView(saved, []);
@@ -119,7 +120,7 @@ export class DestinationsService {
     return this.locked(ref, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
   }
 
-  /** Renames it or replaces its filter (null: takes every call). */
+  /** Renames it, replaces its filter (null: takes every call) or its rate limit (null: none). */
   async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
     try {
@@ -132,6 +133,7 @@ export class DestinationsService {
           d.name = dto.name;
         }
         if (filter !== undefined) d.filter = filter;
+        if (dto.rateLimitPerSecond !== undefined) d.rateLimitPerSecond = dto.rateLimitPerSecond;
         return destinationView(await m.save(d), hooks);
       });
     } catch (error) {

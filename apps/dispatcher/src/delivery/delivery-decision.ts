@@ -16,7 +16,7 @@ export interface RetryPolicy {
 export type DiscardReason = 'destination_disabled' | 'destination_deleted';
 
 /** Why a delivery leaves the main topic for the first tier without an attempt. */
-export type LeaveReason = 'destination_busy';
+export type LeaveReason = 'destination_busy' | 'rate_limited';
 
 /**
  * What becomes of a delivery: decided by the pure functions below, acted on in one place

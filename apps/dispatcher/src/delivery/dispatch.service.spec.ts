@@ -22,6 +22,7 @@ import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy } from './circuit-breaker';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { DispatchOptions, DispatchService } from './dispatch.service';
+import { DestinationRateLimits } from './rate-limits.service';
 import { AttemptResult } from './webhook-client';
 
 const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
@@ -205,6 +206,17 @@ describe(DispatchService.name, () => {
   let box: SecretBox;
   let now: number;
 
+  /** Rate limits of a replica that owns every delivery partition. */
+  function rateLimits(): DestinationRateLimits {
+    const topics = [TOPIC.deliveries];
+    const limits = new DestinationRateLimits(
+      { partitionsPerTopic: 1, groups: [topics], now: () => now },
+      new Metrics('test'),
+    );
+    limits.assigned(topics, new Map([[TOPIC.deliveries, [0]]]));
+    return limits;
+  }
+
   function service(overrides: Partial<DispatchOptions> = {}): DispatchService {
     return new DispatchService(
       settings,
@@ -224,6 +236,7 @@ describe(DispatchService.name, () => {
         ...overrides,
       },
       observer,
+      rateLimits(),
     );
   }
 
@@ -893,6 +906,42 @@ describe(DispatchService.name, () => {
         release();
         await Promise.all([...slow, other]);
       }
+    });
+  });
+
+  describe('rate limit', () => {
+    it('sends a main-topic delivery without a token on to the first tier, posting nothing', async () => {
+      settings.destinations.set(DESTINATION_ID, destination({ rateLimitPerSecond: 1 }));
+      const dispatch = service();
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('retried');
+      // The first delivery's POSTs to its two webhooks, nothing of the second.
+      expect(client.posts).toHaveLength(2);
+      const [limited] = producer.sent;
+      expect(limited.topic).toBe(retryTopic(10));
+      expect(limited.headers?.[HEADER.reason]).toBe('rate_limited');
+      expect(limited.headers?.[HEADER.attempt]).toBe('1');
+    });
+
+    it('posts every delivery of a destination without a limit', async () => {
+      const dispatch = service();
+      for (let i = 0; i < 5; i += 1) {
+        await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      }
+      expect(client.posts).toHaveLength(10);
+    });
+
+    it("makes a retry tier's delivery wait for its token, then posts it", async () => {
+      settings.destinations.set(DESTINATION_ID, destination({ rateLimitPerSecond: 1 }));
+      const dispatch = service();
+      await expect(dispatch.dispatch(delivery(), 'main')).resolves.toBe('delivered');
+      const retried = dispatch.dispatch(delivery(), 'retry');
+      await settle();
+      expect(client.posts).toHaveLength(2);
+      // A token a second, less the headroom: one each 1,053 ms.
+      now += 1_100;
+      await expect(retried).resolves.toBe('delivered');
+      expect(client.posts).toHaveLength(4);
     });
   });
 

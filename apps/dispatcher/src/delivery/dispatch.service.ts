@@ -28,6 +28,7 @@ import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-br
 import { DestinationGate } from './destination-gate';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
+import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
 import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
 
@@ -86,6 +87,7 @@ export class DispatchService {
     private readonly metrics: DispatcherMetrics,
     @Inject(DISPATCH_OPTIONS) private readonly options: DispatchOptions,
     @Inject(BreakerObserver) private readonly breakerObserver: Pick<BreakerObserver, 'changed'>,
+    private readonly rateLimits: DestinationRateLimits,
   ) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -131,20 +133,34 @@ export class DispatchService {
       const decision = waitForBreaker(facts, breaker.untilMs, this.now(), this.options);
       return this.apply(record, facts, decision);
     }
-    // The main topic never waits long on one destination: one still at its bound after
-    // `destinationWaitMs` leaves for the first retry tier. The tiers wait for a slot.
+    // The main topic never waits long on one destination: one over its rate limit, or still at
+    // its bound after `destinationWaitMs`, leaves for the first retry tier. The tiers wait for
+    // a slot.
+    const limit = destination!.rateLimitPerSecond;
     if (path === 'main') {
-      if (
-        !this.gate.tryAcquire(destinationId, this.now()) &&
-        !(await this.waitForSlot(destinationId))
-      ) {
+      const leave = !this.rateLimits.hasToken(destinationId, limit)
+        ? 'rate_limited'
+        : !this.gate.tryAcquire(destinationId, this.now()) &&
+            !(await this.waitForSlot(destinationId))
+          ? 'destination_busy'
+          : undefined;
+      if (leave !== undefined) {
         this.settleProbe(destinationId, breaker.probe);
-        const decision = leaveMainTopic(facts, 'destination_busy', this.now(), this.options);
-        return this.apply(record, facts, decision);
+        return this.apply(record, facts, leaveMainTopic(facts, leave, this.now(), this.options));
       }
     } else if (!this.gate.tryAcquire(destinationId, this.now())) {
       await this.gate.acquire(destinationId);
     }
+    // The token is taken last, just before the POST (one taken before a wait for a slot could
+    // be spent late, in a burst). The main topic never waits for one: without a token there
+    // now, the first tier, where the delivery waits for one holding only its destination's slot.
+    if (path === 'main' && !this.rateLimits.tryTake(destinationId, limit)) {
+      this.gate.release(destinationId, this.now());
+      this.settleProbe(destinationId, breaker.probe);
+      const decision = leaveMainTopic(facts, 'rate_limited', this.now(), this.options);
+      return this.apply(record, facts, decision);
+    }
+    if (path === 'retry') await this.rateLimits.take(destinationId, limit);
     // The destination's slot first: deliveries queued behind a slow destination must not
     // hold slots of the process-wide bound that other destinations need. (A free slot is
     // taken without a promise: most deliveries find one.)

@@ -10,7 +10,11 @@ const PREFIX = 'p.';
 
 /** A kafkajs consumer as far as the transport uses it, recording what it is asked. */
 class FakeConsumer {
-  readonly events = { GROUP_JOIN: 'group-join', CRASH: 'crash' } as const;
+  readonly events = {
+    GROUP_JOIN: 'group-join',
+    CRASH: 'crash',
+    REBALANCING: 'rebalancing',
+  } as const;
   readonly calls: string[] = [];
   readonly committed: { topic: string; partition: number; offset: string }[][] = [];
   readonly listeners = new Map<string, (event: unknown) => void>();
@@ -104,6 +108,7 @@ function batchOf(
 async function started(
   options: Partial<KafkaTransportOptions>,
   handlers: Record<string, (record: IncomingRecord) => Promise<unknown>>,
+  beforeListen: (transport: KafkaTransport) => void = () => undefined,
 ): Promise<{ transport: KafkaTransport; consumer: FakeConsumer }> {
   const { connection, consumers } = fakeConnection();
   const transport = new KafkaTransport({
@@ -115,6 +120,7 @@ async function started(
     ...options,
   });
   for (const [topic, handler] of Object.entries(handlers)) transport.consume(topic, handler);
+  beforeListen(transport);
   let failure: unknown;
   await transport.listen((error) => (failure = error));
   expect(failure).toBeUndefined();
@@ -215,6 +221,20 @@ describe(KafkaTransport.name, () => {
     consumer.listeners.get(consumer.events.GROUP_JOIN)?.({});
     expect(health.notConsuming()).toEqual([]);
     expect(consumer.calls).toEqual(['resume p.calls[0,1]']);
+  });
+
+  it('tells its partitions by logical topic after a join, and none while rebalancing', async () => {
+    const told: (Map<string, readonly number[]> | undefined)[] = [];
+    const { consumer } = await started({}, { calls: () => Promise.resolve() }, (transport) =>
+      transport.onAssignment((owned) =>
+        told.push(owned === undefined ? undefined : new Map(owned)),
+      ),
+    );
+    consumer.listeners.get(consumer.events.GROUP_JOIN)?.({
+      payload: { memberAssignment: { 'p.calls': [0, 2], elsewhere: [1] } },
+    });
+    consumer.listeners.get(consumer.events.REBALANCING)?.({});
+    expect(told).toEqual([new Map([['calls', [0, 2]]]), undefined]);
   });
 
   it('ignores a batch of a topic it does not read (another group of the app reads it)', async () => {

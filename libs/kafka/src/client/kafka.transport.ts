@@ -36,6 +36,14 @@ const COMMIT_RETRY_MAX_MS = 30_000;
 export type RecordHandler = PipelineHandler;
 
 /**
+ * This member's partitions by logical topic after a group join, or `undefined` while it owns
+ * none for certain (a rebalance under way, a crashed consumer).
+ */
+export type AssignmentListener = (
+  owned: ReadonlyMap<string, readonly number[]> | undefined,
+) => void;
+
+/**
  * A Nest microservice transport over Kafka: serves the handlers given to {@link consume}
  * (topic = logical name) in batches with bounded concurrency, commits the finished prefix of
  * each batch only, pauses a partition until its head record is due (`dueAtHeader`) and
@@ -50,6 +58,7 @@ export type RecordHandler = PipelineHandler;
  */
 export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly log = new Logger(KafkaTransport.name);
+  private readonly assignmentListeners: AssignmentListener[] = [];
   private readonly now: () => number;
   private consumer?: Consumer;
   /** Set by {@link close}: nothing more is admitted, paused or resumed; commits still go. */
@@ -96,6 +105,16 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       log: this.log,
     });
     options.health?.track(() => this.consumerStatus());
+  }
+
+  /**
+   * Tells `listener` this member's partitions of each subscribed topic (by logical name) after
+   * every group join, and `undefined` when it stops owning any for a while: a rebalance began
+   * (eager: every member gives its partitions up before any is handed out again) or the
+   * consumer crashed. Call before the app starts.
+   */
+  onAssignment(listener: AssignmentListener): void {
+    this.assignmentListeners.push(listener);
   }
 
   /** Registers the handler of one logical topic; call before the app starts. */
@@ -180,8 +199,13 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
-    consumer.on(consumer.events.GROUP_JOIN, () => this.rejoined());
+    consumer.on(consumer.events.GROUP_JOIN, (event) =>
+      this.rejoined(event?.payload?.memberAssignment ?? {}),
+    );
     consumer.on(consumer.events.CRASH, (event) => this.crashed(consumer, event));
+    // The in-memory consumer of the tests never rebalances.
+    const rebalancing = (consumer.events as Partial<typeof consumer.events>).REBALANCING;
+    if (rebalancing !== undefined) consumer.on(rebalancing, () => this.tellAssignment(undefined));
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: this.options.fromBeginning ?? true });
     return consumer;
@@ -215,6 +239,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private crashed(consumer: Consumer, event: ConsumerCrashEvent): void {
     if (this.closing || consumer !== this.consumer) return;
     this.state = 'restarting';
+    this.tellAssignment(undefined);
     if (event.payload.restart) return;
     this.log.error(
       `consumer of group ${this.options.groupId} stopped on ${describeError(event.payload.error)}; a new one in ${RECREATE_DELAY_MS} ms`,
@@ -285,8 +310,18 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   }
 
   /** A rebalance: consuming again, the partitions' pipelines start anew. */
-  private rejoined(): void {
+  private rejoined(memberAssignment: Record<string, number[]>): void {
     if (!this.closing) this.state = 'consuming';
     this.assignment.rebalanced();
+    const owned = new Map<string, readonly number[]>();
+    for (const [topic, partitions] of Object.entries(memberAssignment)) {
+      const logical = this.options.connection.logicalTopic(topic);
+      if (logical !== undefined) owned.set(logical, partitions);
+    }
+    this.tellAssignment(owned);
+  }
+
+  private tellAssignment(owned: ReadonlyMap<string, readonly number[]> | undefined): void {
+    for (const listener of this.assignmentListeners) listener(owned);
   }
 }

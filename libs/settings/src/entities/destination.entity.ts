@@ -24,6 +24,9 @@ export type DestinationKind = typeof WEBHOOKS_DESTINATION_KIND;
 /** The most destinations one source may have: slots 0 to this minus 1 (a frozen copy). */
 const DESTINATION_SLOTS = 20;
 
+/** The highest rate limit the database accepts (a frozen copy). */
+const MAX_RATE_LIMIT_PER_SECOND = 10_000;
+
 /**
  * A webhook destination of a source. A source has at most 20, each in its own slot (unique
  * per source), with a name unique per source. Its first destination is its oldest one.
@@ -33,6 +36,10 @@ const DESTINATION_SLOTS = 20;
 @Unique('destination_source_name_unique', ['sourceId', 'name'])
 @Check('destination_slot_range_check', `"slot" BETWEEN 0 AND ${DESTINATION_SLOTS - 1}`)
 @Check('destination_filter_object_check', `"filter" IS NULL OR jsonb_typeof("filter") = 'object'`)
+@Check(
+  'destination_rate_limit_range_check',
+  `"rate_limit_per_second" BETWEEN 1 AND ${MAX_RATE_LIMIT_PER_SECOND}`,
+)
 @Check('destination_kind_check', `"kind" = 'webhooks'`)
 @Check('destination_name_not_empty_check', `length(btrim("name")) > 0`)
 @Check('destination_shared_secret_not_empty_check', `octet_length("shared_secret_ciphertext") > 0`)
@@ -71,6 +78,13 @@ export class DestinationEntity {
    */
   @Column({ name: 'filter', type: 'jsonb', nullable: true })
   filter!: object | null;
+
+  /**
+   * Deliveries a second at most, across all dispatcher replicas together (1 to 10,000); null
+   * is unlimited.
+   */
+  @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
+  rateLimitPerSecond!: number | null;
 
   /** Created disabled; the admin API enables it only once it has at least one webhook. */
   @Column({ name: 'enabled', type: 'boolean', default: false })

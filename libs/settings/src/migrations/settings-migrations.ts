@@ -8,6 +8,7 @@ import { CreateDeliveryLedger1763769600200 } from './1763769600200-create-delive
 import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source-allowed-origins.migration';
 import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-resume.migration';
 import { ManyDestinationsPerSource1763769600500 } from './1763769600500-many-destinations-per-source.migration';
+import { AddDestinationRateLimit1763769600600 } from './1763769600600-add-destination-rate-limit.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -25,4 +26,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   AddSourceAllowedOrigins1763769600300,
   AddReplayJobResume1763769600400,
   ManyDestinationsPerSource1763769600500,
+  AddDestinationRateLimit1763769600600,
 ];
