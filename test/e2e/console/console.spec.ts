@@ -371,6 +371,25 @@ describe('the operator console in Chromium', () => {
       .getByTestId('breaker-state')
       .filter({ hasText: 'closed: requests go out' })
       .waitFor();
+    await page.getByTestId('rate-limit').filter({ hasText: 'none' }).waitFor();
+    // A limit set through the API shows on the page.
+    const limited = await fetch(
+      `${adminOrigin}/admin/v1/sources/${sourceId}/destinations/${dataId}`,
+      {
+        method: 'PATCH',
+        headers: {
+          authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ rateLimitPerSecond: 50 }),
+      },
+    );
+    expect(limited.status).toBe(200);
+    await page.reload();
+    await page
+      .getByTestId('rate-limit')
+      .filter({ hasText: '50 deliveries a second, over every dispatcher' })
+      .waitFor();
     await page
       .getByLabel('Filter (JSON)')
       .fill(

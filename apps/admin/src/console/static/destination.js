@@ -112,6 +112,16 @@ function renderDestination(destination, path, reload, alert) {
           ),
         ],
         ['Updated', when(destination.updatedAt)],
+        [
+          'Rate limit',
+          h(
+            'span',
+            { 'data-testid': 'rate-limit' },
+            destination.rateLimitPerSecond
+              ? `${destination.rateLimitPerSecond} deliveries a second, over every dispatcher`
+              : 'none',
+          ),
+        ],
         ...(destination.breaker ? [['Circuit breaker', breakerState(destination.breaker)]] : []),
       ]),
       h(
