@@ -51,22 +51,22 @@ export class Metrics {
     for (const name of GAUGES_NAMED_LIKE_COUNTERS) this.registry.removeSingleMetric(name);
   }
 
-  /** A counter; with a `tally`, the tally's counts are added to it whenever it is read. */
+  /** A counter; with tallies, their counts are added to it whenever it is read. */
   counter<L extends string>(
     name: string,
     help: string,
     labelNames: readonly L[] = [],
-    tally?: CounterTally<L>,
+    ...tallies: CounterTally<L>[]
   ): Counter<L> {
     return new Counter({
       name,
       help,
       labelNames,
       registers: [this.registry],
-      ...(tally
+      ...(tallies.length > 0
         ? {
             collect(this: Counter<L>): void {
-              tally.flush(this);
+              for (const tally of tallies) tally.flush(this);
             },
           }
         : {}),

@@ -37,7 +37,11 @@ export class RouterMetrics {
   private readonly routedTally = new CounterTally<'type'>();
   private readonly filteredTally = new CounterTally<'reason' | 'type'>();
   private readonly deliveriesTally = new CounterTally<'type'>();
-  private readonly skippedTally = new CounterTally<'destination_id' | 'reason'>();
+  /** Skips by destination id, one tally per reason: no key is built per call. */
+  private readonly skippedTallies = {
+    filter: new CounterTally<'destination_id' | 'reason'>(),
+    integrations: new CounterTally<'destination_id' | 'reason'>(),
+  };
   private readonly produceSeries: Record<ProduceOutcome, HistogramSeries>;
 
   constructor(metrics: Metrics) {
@@ -57,7 +61,8 @@ export class RouterMetrics {
       'sluice_router_destination_calls_skipped_total',
       "Calls a destination did not take: its filter dropped them, or the call's integrations object turned it off",
       ['destination_id', 'reason'],
-      this.skippedTally,
+      this.skippedTallies.filter,
+      this.skippedTallies.integrations,
     );
     this.deliveries = metrics.counter(
       'sluice_router_deliveries_produced_total',
@@ -104,7 +109,7 @@ export class RouterMetrics {
   /** A destination that did not take a call, for its filter or the integrations object. */
   countSkipped(destinationId: string, reason: string): void {
     if (reason !== 'filter' && reason !== 'integrations') return;
-    this.skippedTally.add(`${destinationId}\u0000${reason}`, () => ({
+    this.skippedTallies[reason].add(destinationId, () => ({
       destination_id: destinationId,
       reason,
     }));
