@@ -283,6 +283,12 @@ describe(DispatchService.name, () => {
         },
       ]);
       expect(await counted(metrics.deliveries, { result: 'delivered' })).toBe(1);
+      expect(
+        await counted(metrics.destinationDeliveries, {
+          destination_id: DESTINATION_ID,
+          result: 'delivered',
+        }),
+      ).toBe(1);
     });
 
     it('records no success in the ledger with a sample of 0, but every failure', async () => {

@@ -251,24 +251,24 @@ export class DispatchService {
       case 'delivered': {
         const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);
         this.metrics.delivered((now - since) / 1000);
-        this.metrics.delivery('delivered');
+        this.metrics.delivery('delivered', facts.destinationId);
         return 'delivered';
       }
       case 'retry':
         this.metrics.retries.inc({ tier: delayLabel(decision.retry.delaySeconds) });
-        this.metrics.delivery('retried');
+        this.metrics.delivery('retried', facts.destinationId);
         return 'retried';
       case 'dead':
         this.logger.warn(
           `${describe(facts)}: dead after ${decision.dead.attempts} attempt(s): ${decision.dead.reason}`,
         );
         this.metrics.deadLetters.inc({ reason: decision.dead.reason });
-        this.metrics.delivery('dead');
+        this.metrics.delivery('dead', facts.destinationId);
         return 'dead';
       case 'discarded':
         this.logger.warn(`${describe(facts)}: discarded, ${decision.reason}`);
         this.metrics.discarded.inc({ reason: decision.reason });
-        this.metrics.delivery('discarded');
+        this.metrics.delivery('discarded', facts.destinationId);
         return 'discarded';
     }
   }

@@ -17,6 +17,9 @@ function statusClass(status: number | undefined): string {
   return STATUS_CLASSES[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`;
 }
 
+/** What became of a delivery, as the deliveries counters label it. */
+export type DeliveryResult = 'delivered' | 'retried' | 'dead' | 'discarded';
+
 /** The dispatcher's own metrics. Labels are bounded sets: outcomes, status classes, reasons, tiers. */
 @Injectable()
 export class DispatcherMetrics {
@@ -26,6 +29,8 @@ export class DispatcherMetrics {
   readonly requestSeconds: LightHistogram<'outcome'>;
   /** Deliveries handled, by result: delivered, retried, dead, discarded. */
   readonly deliveries: Counter<'result'>;
+  /** The same per destination (at most 20 a source): what the dashboard breaks down. */
+  readonly destinationDeliveries: Counter<'destination_id' | 'result'>;
   /** Deliveries sent to a retry tier, by tier (its delay label). */
   readonly retries: Counter<'tier'>;
   /** Deliveries dead-lettered, by reason. */
@@ -39,6 +44,16 @@ export class DispatcherMetrics {
 
   private readonly pendingAttempts = new CounterTally<'outcome' | 'status_class'>();
   private readonly pendingDeliveries = new CounterTally<'result'>();
+  /** Per destination, one tally per result keyed by the destination id: no key built per delivery. */
+  private readonly pendingByDestination: Record<
+    DeliveryResult,
+    CounterTally<'destination_id' | 'result'>
+  > = {
+    delivered: new CounterTally(),
+    retried: new CounterTally(),
+    dead: new CounterTally(),
+    discarded: new CounterTally(),
+  };
   private inFlight = 0;
   /** `requestSeconds`'s series by outcome, resolved on first use (labels are not hashed per request). */
   private readonly requestSeries: Partial<Record<Outcome, HistogramSeries>> = {};
@@ -62,6 +77,12 @@ export class DispatcherMetrics {
       'Deliveries handled, by result',
       ['result'],
       this.pendingDeliveries,
+    );
+    this.destinationDeliveries = metrics.counter(
+      'sluice_dispatcher_destination_deliveries_total',
+      'Deliveries handled, by destination and result',
+      ['destination_id', 'result'],
+      ...Object.values(this.pendingByDestination),
     );
     this.retries = metrics.counter(
       'sluice_dispatcher_retries_scheduled_total',
@@ -116,8 +137,13 @@ export class DispatcherMetrics {
     this.latency.observe(seconds);
   }
 
-  /** A delivery was handled, with this result. */
-  delivery(result: string): void {
+  /** A delivery was handled, with this result (and its destination, when it names one). */
+  delivery(result: DeliveryResult, destinationId?: string): void {
     this.pendingDeliveries.add(result, () => ({ result }));
+    if (destinationId === undefined) return;
+    this.pendingByDestination[result].add(destinationId, () => ({
+      destination_id: destinationId,
+      result,
+    }));
   }
 }
