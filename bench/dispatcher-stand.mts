@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 
 import type { Admin, Kafka, Message } from 'kafkajs';
+import type pg from 'pg';
 
 import { removeStand, withDatabase } from './common.mts';
 import { createTopics, kafkaClient } from './kafka.mts';
@@ -126,30 +127,22 @@ export class DispatcherStand {
           [`bench ${this.prefix}${name}`, `bench-${randomBytes(16).toString('hex')}`],
         );
         target.sourceId = source.rows[0].id;
-        const destination = await database.query<{ id: string }>(
-          `WITH d AS (
-             INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
-             VALUES ($1, 'webhooks', $2, true, $3) RETURNING id
-           )
-           INSERT INTO webhook (destination_id, position, url)
-           SELECT id, 0, $4 FROM d RETURNING destination_id AS id`,
-          [target.sourceId, `bench ${name}`, sealed, url],
-        );
-        target.destinationId = destination.rows[0].id;
+        target.destinationId = await insertDestination(database, [
+          target.sourceId,
+          `bench ${name}`,
+          sealed,
+          url,
+        ]);
       }
       for (let i = 2; i <= HEALTHY_DESTINATIONS; i += 1) {
-        const destination = await database.query<{ id: string }>(
-          `WITH d AS (
-             INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
-             VALUES ($1, 'webhooks', $2, true, $3) RETURNING id
-           )
-           INSERT INTO webhook (destination_id, position, url)
-           SELECT id, 0, $4 FROM d RETURNING destination_id AS id`,
-          [this.healthy.sourceId, `bench healthy ${i}`, sealed, healthyUrl],
-        );
         this.moreHealthy.push({
           sourceId: this.healthy.sourceId,
-          destinationId: destination.rows[0].id,
+          destinationId: await insertDestination(database, [
+            this.healthy.sourceId,
+            `bench healthy ${i}`,
+            sealed,
+            healthyUrl,
+          ]),
         });
       }
     });
@@ -334,4 +327,21 @@ export class DispatcherStand {
     if (!this.admin) throw new Error('the stand is not set up');
     return this.admin;
   }
+}
+
+/** An enabled destination (source id, name, sealed secret) with one webhook (URL); its id. */
+async function insertDestination(
+  database: pg.Client,
+  values: readonly [string, string, unknown, string],
+): Promise<string> {
+  const { rows } = await database.query<{ id: string }>(
+    `WITH d AS (
+       INSERT INTO destination (source_id, kind, name, enabled, shared_secret_ciphertext)
+       VALUES ($1, 'webhooks', $2, true, $3) RETURNING id
+     )
+     INSERT INTO webhook (destination_id, position, url)
+     SELECT id, 0, $4 FROM d RETURNING destination_id AS id`,
+    [...values],
+  );
+  return rows[0].id;
 }

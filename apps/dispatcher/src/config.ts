@@ -3,6 +3,8 @@ import { IsInt, IsNumber, IsString, Matches, Max, Min } from 'class-validator';
 import { CommonConfig, commonConfig, deepFreeze, readEnv, SealedSecretsEnv } from '@app/config';
 import { parseDelayLabel } from '@app/contracts';
 
+import type { BreakerPolicy } from './delivery/circuit-breaker';
+
 /** A comma-separated list of delay labels such as `10s,1m,5m,20m,1h`. */
 const DELAY_LADDER = /^[1-9][0-9]*[smh](,[1-9][0-9]*[smh])*$/;
 /** A comma-separated list of IPv4 or IPv6 CIDRs (checked in full when the guard is built). */
@@ -172,14 +174,7 @@ export interface DispatcherConfig extends CommonConfig {
     readonly destinationWaitMs: number;
     readonly connectionsPerOrigin: number;
     /** The circuit breaker of each destination, per process. */
-    readonly breaker: {
-      readonly failingAfter: number;
-      readonly failureRatio: number;
-      readonly minAttempts: number;
-      readonly windowMs: number;
-      readonly coolDownMs: number;
-      readonly probes: number;
-    };
+    readonly breaker: BreakerPolicy;
     readonly partitionsConcurrently: number;
     readonly maxInFlightPerPartition: number;
     readonly allowedCidrs: readonly string[];

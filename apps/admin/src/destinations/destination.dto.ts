@@ -96,8 +96,7 @@ export class CreateDestinationDto {
 /** Body of `PATCH` on a destination: the fields to change. */
 export class UpdateDestinationDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: MAX_DESTINATION_NAME_CHARS })
-  // Not IsOptional: that would let null through; only an absent name is left alone.
-  @ValidateIf((_dto, value) => value !== undefined)
+  @AbsentOrValid()
   @IsString()
   @Length(1, MAX_DESTINATION_NAME_CHARS)
   name?: string;
