@@ -37,8 +37,6 @@ import { firstJsonLine, type Managed, sleep, type Supervisor } from './processes
 const DRAIN_TIMEOUT_MS = 60_000;
 /** Longest an app alone may take to work off the backlog of a saturated phase. */
 const BACKLOG_TIMEOUT_MS = 180_000;
-/** How long the pipeline is watched at rest, once, before the rounds. */
-const IDLE_MS = 10_000;
 /** The dispatcher's default DISPATCHER_CONNECTIONS_PER_ORIGIN, for the bare loop. */
 const BARE_CONNECTIONS = 10;
 /** The broker's JIT compiler threads, measured apart from it. */
@@ -52,7 +50,10 @@ interface Settings {
   readonly seconds: number;
   readonly inFlight: number;
   readonly partitions: number;
+  /** 0: only the pipeline at rest is measured (no bare pipeline, no traffic after the warm-up). */
   readonly rounds: number;
+  /** How long the pipeline is watched at rest, once, before the rounds. */
+  readonly restSeconds: number;
   /** Closed-loop traffic before anything is measured (the broker's JIT compiles for a while). */
   readonly warmUpSeconds: number;
   /** Only one open loop at this rate for the phase's time (to profile at one rate). */
@@ -67,7 +68,8 @@ function readSettings(env: NodeJS.ProcessEnv): Settings {
     seconds: number('BENCH_PIPELINE_SECONDS', 20, 2, 3_600),
     inFlight: number('BENCH_PIPELINE_IN_FLIGHT', 64, 1, 4_096),
     partitions: number('KAFKA_TOPIC_PARTITIONS', 3, 1, 100),
-    rounds: number('BENCH_PIPELINE_ROUNDS', 3, 1, 20),
+    rounds: number('BENCH_PIPELINE_ROUNDS', 3, 0, 20),
+    restSeconds: number('BENCH_PIPELINE_REST_SECONDS', 10, 1, 3_600),
     warmUpSeconds: number('BENCH_PIPELINE_WARMUP_SECONDS', 30, 0, 3_600),
     holdRate: env.BENCH_PIPELINE_RATE ? number('BENCH_PIPELINE_RATE', 0, 1, 100_000) : undefined,
     nodeArgs: (env.BENCH_PIPELINE_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -122,11 +124,13 @@ class PipelineBench {
     this.writeKey = await this.stand.setUp();
     this.sampler.start();
     await this.firstDelivery(this.stand.apps.url('ingest'));
-    await this.startBare();
-    await this.firstDelivery(this.bareUrl);
     await this.warmUp(this.stand.apps.url('ingest'));
-    await this.warmUp(this.bareUrl);
-    progress(`the pipeline at rest, ${IDLE_MS / 1_000} s`);
+    if (this.s.rounds > 0) {
+      await this.startBare();
+      await this.firstDelivery(this.bareUrl);
+      await this.warmUp(this.bareUrl);
+    }
+    progress(`the pipeline at rest, ${this.s.restSeconds} s`);
     const idle = await this.atRest();
     const rounds: RoundResult[] = [];
     for (let round = 1; round <= this.s.rounds; round += 1) {
@@ -170,7 +174,7 @@ class PipelineBench {
   private async atRest(): Promise<PhaseRow> {
     const before = await this.requests();
     const from = Date.now();
-    await sleep(IDLE_MS);
+    await sleep(this.s.restSeconds * 1_000);
     const to = Date.now();
     const after = await this.requests();
     const { perProcess, machine } = this.sampler.between(from, to);

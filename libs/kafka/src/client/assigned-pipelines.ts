@@ -2,7 +2,7 @@ import { dueAtOf } from '../semantics/due-time';
 import { OffsetCommits } from '../semantics/offset-commits';
 import { PartitionPipeline, PipelineHandler } from '../semantics/partition-pipeline';
 import { describeError } from './describe-error';
-import { KafkaTransportOptions } from './kafka-transport.options';
+import { KafkaTransportOptions, maxWaitTimeMs } from './kafka-transport.options';
 import { PartitionControl } from './partition-control';
 
 /**
@@ -17,7 +17,7 @@ const ADMISSION_WAIT_MS = 1_000;
 export interface AssignedPipelinesDeps {
   readonly options: Pick<
     KafkaTransportOptions,
-    'maxInFlightPerPartition' | 'dueAtHeader' | 'failureBackoffMs'
+    'maxInFlightPerPartition' | 'dueAtHeader' | 'failureBackoffMs' | 'maxWaitTimeMs'
   >;
   readonly now: () => number;
   readonly commits: OffsetCommits;
@@ -88,6 +88,7 @@ export class AssignedPipelines {
       {
         maxInFlight: options.maxInFlightPerPartition,
         dueAt: (record) => dueAtOf(record, options.dueAtHeader),
+        dueWindowMs: maxWaitTimeMs(options),
         now: this.deps.now,
         failureBackoffMs: options.failureBackoffMs,
         admissionWaitMs: ADMISSION_WAIT_MS,

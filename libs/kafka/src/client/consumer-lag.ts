@@ -17,7 +17,7 @@ import { KafkaConnection } from '../internals/kafka.connection';
 export const CONSUMER_LAG_METRIC = 'sluice_consumer_lag_records';
 
 /** Default pause between two reads of the offsets. */
-const DEFAULT_REFRESH_INTERVAL_MS = 10_000;
+const DEFAULT_REFRESH_INTERVAL_MS = 30_000;
 
 /** A consumer group and the logical topics (before the deployment prefix) it consumes. */
 export interface ConsumerGroupTopics {
@@ -31,7 +31,7 @@ export interface ConsumerGroupTopics {
 export interface ConsumerLagOptions {
   /** The groups whose lag is exported (usually one: the app's own). */
   readonly groups: readonly ConsumerGroupTopics[];
-  /** Pause between two reads of the offsets; 10 s by default. */
+  /** Pause between two reads of the offsets; 30 s by default. */
   readonly refreshIntervalMs?: number;
 }
 

@@ -41,8 +41,11 @@ export interface KafkaTransportOptions {
   /** Where this consumer reports its state, for readiness. */
   readonly health?: ConsumerHealth;
   /**
-   * Longest a fetch waits on the broker for new records (default 500). A resumed partition
-   * is fetched again no later than this, so it bounds how late a due record is handled.
+   * Longest a fetch waits on the broker for new records (default 2,000). An idle consumer
+   * sends a fetch and a heartbeat this often. A partition resumed while a fetch waits is
+   * fetched once that fetch returns: a partition waiting for a due record is resumed this long
+   * before it is due (so due records stay on time), a held or failed one flows again up to this
+   * late, and an idle member learns of a rebalance up to this late.
    */
   readonly maxWaitTimeMs?: number;
   /**
@@ -69,7 +72,7 @@ const DEFAULT_SESSION_TIMEOUT_MS = 8_000;
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 const DEFAULT_REBALANCE_TIMEOUT_MS = 30_000;
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_WAIT_TIME_MS = 500;
+const DEFAULT_MAX_WAIT_TIME_MS = 2_000;
 
 /**
  * The kafkajs consumer a transport's options describe, defaults filled in.
@@ -84,11 +87,16 @@ export function consumerConfig(
     sessionTimeout: options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS,
     heartbeatInterval: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     rebalanceTimeout: options.rebalanceTimeoutMs ?? DEFAULT_REBALANCE_TIMEOUT_MS,
-    maxWaitTimeInMs: options.maxWaitTimeMs ?? DEFAULT_MAX_WAIT_TIME_MS,
+    maxWaitTimeInMs: maxWaitTimeMs(options),
     maxBytesPerPartition: options.maxBytesPerPartition,
     allowAutoTopicCreation: false,
     retry: { restartOnFailure: () => Promise.resolve(restart()) },
   };
+}
+
+/** Longest a fetch of the transport's consumer waits on the broker. */
+export function maxWaitTimeMs(options: Pick<KafkaTransportOptions, 'maxWaitTimeMs'>): number {
+  return options.maxWaitTimeMs ?? DEFAULT_MAX_WAIT_TIME_MS;
 }
 
 /** Longest a transport's close waits for its records in flight. */

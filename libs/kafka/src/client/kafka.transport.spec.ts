@@ -156,7 +156,7 @@ describe(KafkaTransport.name, () => {
       sessionTimeout: 8_000,
       heartbeatInterval: 1_000,
       rebalanceTimeout: 30_000,
-      maxWaitTimeInMs: 500,
+      maxWaitTimeInMs: 2_000,
       allowAutoTopicCreation: false,
     });
   });

@@ -59,13 +59,20 @@ class Control implements PipelineControl {
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function pipeline(gates: Gates, control: Control, maxInFlight = 10, now = 1_000) {
+function pipeline(
+  gates: Gates,
+  control: Control,
+  maxInFlight = 10,
+  now: number | (() => number) = 1_000,
+  dueWindowMs = 0,
+) {
   return new PartitionPipeline(
     gates.handle,
     {
       maxInFlight,
       dueAt: (r) => (r.headers.due ? Number(r.headers.due.toString()) : undefined),
-      now: () => now,
+      dueWindowMs,
+      now: typeof now === 'number' ? () => now : now,
       failureBackoffMs: 500,
       admissionWaitMs: 20,
     },
@@ -205,6 +212,36 @@ describe('PartitionPipeline', () => {
     expect(gates.started).toEqual(['0']);
   });
 
+  it('admits records due within the window, runs each when due, and rewinds to the first beyond it, to resume a window early', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'], now: 1_000 });
+    try {
+      const gates = new Gates();
+      const control = new Control();
+      const p = pipeline(gates, control, 10, () => Date.now(), 500);
+      const batch = [record(0, 'a', 1_200), record(1, 'b', 1_500), record(2, 'c', 1_501)];
+      expect(await p.admit(batch, always)).toBe('1');
+      expect(control.rewinds).toEqual([{ offset: '2', resumeAt: 1_001 }]);
+      await tick();
+      expect(gates.started).toEqual([]);
+      jest.advanceTimersByTime(199);
+      await tick();
+      expect(gates.started).toEqual([]);
+      jest.advanceTimersByTime(1);
+      await tick();
+      expect(gates.started).toEqual(['0']);
+      jest.advanceTimersByTime(300);
+      await tick();
+      expect(gates.started).toEqual(['0', '1']);
+      // A record without a due time admitted behind a waiting one starts after it.
+      expect(await p.admit([record(2, 'c', 1_501), record(3, 'd')], always)).toBe('3');
+      jest.advanceTimersByTime(1);
+      await tick();
+      expect(gates.started).toEqual(['0', '1', '2', '3']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('after a failure, stops admitting, lets the records in flight finish, commits before it, then rewinds to it', async () => {
     const gates = new Gates();
     const control = new Control();
@@ -287,6 +324,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
       {
         maxInFlight,
         dueAt: () => undefined,
+        dueWindowMs: 0,
         now: () => 1_000,
         failureBackoffMs: 500,
         admissionWaitMs: 20,
@@ -336,6 +374,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
       {
         maxInFlight: 2,
         dueAt: () => undefined,
+        dueWindowMs: 0,
         now: () => 1_000,
         failureBackoffMs: 500,
         admissionWaitMs: 20,

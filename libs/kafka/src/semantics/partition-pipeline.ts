@@ -21,6 +21,8 @@ export type PipelineHandler = (record: IncomingRecord) => Promise<unknown>;
 interface Task {
   readonly record: IncomingRecord;
   readonly offset: bigint;
+  /** When it may run (epoch ms), if admitted before it was due. */
+  readonly dueAt?: number;
   done: boolean;
   /** The hash of its key ({@link laneOf}); undefined without a key. */
   readonly lane: number | undefined;
@@ -63,6 +65,13 @@ export interface PipelineOptions {
   readonly maxInFlight: number;
   /** When a record may be handled (epoch ms), or undefined when at once. */
   readonly dueAt: (record: IncomingRecord) => number | undefined;
+  /**
+   * A record due within this many ms is admitted at once and waits in memory until it is due;
+   * a later one rewinds the partition, to be fetched again this long before it is due. Set it
+   * to the consumer's fetch wait: a partition resumed while a fetch is waiting on the broker is
+   * fetched only once that fetch returns, so resuming it early keeps its records on time.
+   */
+  readonly dueWindowMs: number;
   readonly now: () => number;
   /** Pause after a handler threw, before its record is handled again. */
   readonly failureBackoffMs: number;
@@ -78,7 +87,7 @@ export interface PipelineOptions {
  * so the consumer's other partitions keep being fetched. Records that share a key run in order,
  * in one slot: the ones waiting behind a slow record of their key hold no slot. Only the
  * finished prefix is committed (at least once), as it advances. A record not yet due rewinds
- * the partition to it until it is; a handler that throws stops admission, and once the
+ * the partition to it until shortly before it is, then waits in memory; a handler that throws stops admission, and once the
  * records in flight have finished the partition is rewound to the failed record after a
  * back-off.
  */
@@ -102,6 +111,10 @@ export class PartitionPipeline {
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private failure: bigint | undefined;
+  /** The latest due time of an admitted record (epoch ms): later records wait for it too. */
+  private notBefore = 0;
+  /** The wait for the latest due time, shared so that records due together start in order. */
+  private dueWait: { readonly at: number; readonly until: Promise<void> } | undefined;
   /** Held for want of a slot. */
   private held = false;
   /** The tasks waiting on the latest durable promise answered, until it settles. */
@@ -136,11 +149,15 @@ export class PartitionPipeline {
       // A batch fetched again after a rewind may start with records already admitted.
       if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
       if (this.failure !== undefined || this.held || !active) break;
-      const dueAt = this.options.dueAt(record);
-      if (dueAt !== undefined && dueAt > this.options.now()) {
-        this.control.rewind(record.offset, dueAt);
+      const now = this.options.now();
+      // A record admitted behind one not yet due runs no earlier than that one.
+      const runAt = Math.max(this.options.dueAt(record) ?? 0, this.notBefore);
+      if (runAt - now > this.options.dueWindowMs) {
+        this.control.rewind(record.offset, runAt - this.options.dueWindowMs);
         break;
       }
+      const dueAt = runAt > now ? runAt : undefined;
+      if (dueAt !== undefined) this.notBefore = dueAt;
       const lane = laneOf(record.key);
       if (lane !== undefined && this.lanes.has(lane)) {
         // Its key has a record running: it waits in that line, which needs no slot of its
@@ -149,7 +166,7 @@ export class PartitionPipeline {
           this.hold(record.offset);
           break;
         }
-        this.enqueue({ record, offset, done: false, lane });
+        this.enqueue({ record, offset, dueAt, done: false, lane });
       } else {
         if (!this.slots.tryAcquire()) {
           const acquired = await this.slots.acquireWithin(this.options.admissionWaitMs);
@@ -164,7 +181,7 @@ export class PartitionPipeline {
           }
         }
         // No record was admitted during the wait, so its lane is still free.
-        this.start({ record, offset, done: false, lane });
+        this.start({ record, offset, dueAt, done: false, lane });
       }
       last = record.offset;
     }
@@ -220,6 +237,7 @@ export class PartitionPipeline {
     let later: Promise<void> | undefined;
     try {
       // A failure earlier in the partition stops the records after it, also in this lane.
+      if (task.dueAt !== undefined) await this.until(task.dueAt);
       if (this.failure === undefined || task.offset <= this.failure) {
         const answer = await this.handle(task.record);
         if (answer instanceof DurableLater) later = answer.durable;
@@ -234,6 +252,15 @@ export class PartitionPipeline {
       else this.finishWhenDurable(task, later);
       if (next !== undefined) void this.run(next);
     }
+  }
+
+  /** Resolves at `dueAt` (epoch ms); records waiting for one time resume in admission order. */
+  private until(dueAt: number): Promise<void> {
+    if (this.dueWait?.at !== dueAt) {
+      const waitMs = Math.max(0, dueAt - this.options.now());
+      this.dueWait = { at: dueAt, until: new Promise((resolve) => setTimeout(resolve, waitMs)) };
+    }
+    return this.dueWait.until;
   }
 
   /**
