@@ -752,6 +752,8 @@ describe(DispatchService.name, () => {
       await expect(service().dispatch(delivery(), 'main')).resolves.toBe('dead');
       expect(client.posts).toEqual([]);
       expect(producer.sent[0].headers?.[HEADER.reason]).toBe('secret_not_whsec');
+      // Neither the dead letter nor a log line carries the secret.
+      expect(JSON.stringify([producer.sent, warn.mock.calls])).not.toContain('plain');
     });
   });
 
