@@ -113,7 +113,7 @@ export function previousSecretSigns(
 const HEADER_SAFE_ID = /^[\x21-\x7e]{1,256}$/;
 
 /**
- * The `webhook-id` of a delivery: its call's messageId (see docs/api.md, "Standard Webhooks"),
+ * The `webhook-id` of a delivery: its call's messageId (see docs/api.md, "Signatures": why not a delivery id),
  * or when that cannot travel in a header, `msg_` and the base64url SHA-256 of it.
  */
 export function webhookId(messageId: string | undefined, body: Buffer): string {
@@ -127,6 +127,7 @@ export function webhookId(messageId: string | undefined, body: Buffer): string {
 /**
  * The headers Sluice sets on one delivery's requests (lower case), the same for every webhook
  * of the destination: `User-Agent`, `Content-Type` and the signature headers of the mode.
+ * `message` is required in `standard-webhooks` mode (a batch passes its own id).
  * @throws UnsignableError when a Standard Webhooks destination's secret is not `whsec_`
  */
 export function sluiceHeaders(
@@ -140,7 +141,9 @@ export function sluiceHeaders(
   };
   if (signing === undefined) return headers;
   if (signing.mode === 'standard-webhooks') {
-    return standardHeaders(headers, body, signing, message ?? { messageId: undefined, nowMs: 0 });
+    // The timestamp is the caller's clock: a request without one would carry a wrong one.
+    if (message === undefined) throw new TypeError('standard-webhooks headers need the message');
+    return standardHeaders(headers, body, signing, message);
   }
   const { current, previous } = signing;
   if (current === undefined) return headers;
