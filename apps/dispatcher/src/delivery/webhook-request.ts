@@ -113,8 +113,9 @@ export function previousSecretSigns(
 const HEADER_SAFE_ID = /^[\x21-\x7e]{1,256}$/;
 
 /**
- * The `webhook-id` of a delivery: its call's messageId (see docs/api.md, "Signatures": why not a delivery id),
- * or when that cannot travel in a header, `msg_` and the base64url SHA-256 of it.
+ * The `webhook-id` of a delivery: its call's messageId (docs/api.md, "Signatures", says why
+ * not a delivery id), or when that cannot travel in a header, `msg_` and the base64url
+ * SHA-256 of it.
  */
 export function webhookId(messageId: string | undefined, body: Buffer): string {
   if (messageId !== undefined && HEADER_SAFE_ID.test(messageId)) return messageId;
