@@ -10,6 +10,8 @@
 #   Java 17, Maven and PostgreSQL 15 for the local services, unless KAFKA_BROKERS / DATABASE_URL
 #   name services already running; prometheus and promtool (test/e2e/ops), docker-compose 1.29
 #   (validates docker/compose.yml) and chromium (browser tests), without their recommendations.
+# A Python venv in .local/venv with PYTHON_PACKAGES (the Standard Webhooks receiver of
+# test/e2e/dispatcher/signing.spec.ts), and the Go module of its Go receiver in Go's module cache.
 # helm, at HELM_VERSION, built with Go from the Go module proxy into .local/bin (git-ignored);
 # $HELM, when set, names a helm to use instead.
 # What cannot be had (not root, no Go) stops the run here, with the command that installs it.
@@ -25,6 +27,13 @@ HELM_VERSION=v3.22.0
 HELM_STAMP="$BIN_DIR/.helm-version"
 # helm's go.mod at HELM_VERSION asks for this Go.
 HELM_GO=1.26
+
+VENV_DIR="$ROOT/.local/venv"
+VENV_STAMP="$VENV_DIR/.packages"
+# The venv's packages, pinned: PyPI's official Standard Webhooks library.
+PYTHON_PACKAGES=(standardwebhooks==1.1.0)
+# The Go receiver's module (its dependency is the official Standard Webhooks Go library).
+GO_VERIFIER_DIR="$ROOT/test/helpers/standard-webhooks/go"
 
 log() { echo "[tools] $*" >&2; }
 
@@ -63,6 +72,9 @@ missing_packages() {
   command -v prometheus >/dev/null && command -v promtool >/dev/null || echo prometheus:
   command -v docker-compose >/dev/null || echo docker-compose:
   command -v chromium >/dev/null || echo chromium:
+  command -v python3 >/dev/null || echo python3:
+  # `python3 -m venv` needs ensurepip, which Debian ships apart.
+  python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv:
   return 0
 }
 
@@ -126,10 +138,44 @@ install_helm() {
   echo "$HELM_VERSION" >"$HELM_STAMP"
 }
 
+venv_ok() {
+  [[ -x "$VENV_DIR/bin/python" ]] &&
+    [[ "$(cat "$VENV_STAMP" 2>/dev/null || true)" == "${PYTHON_PACKAGES[*]}" ]]
+}
+
+install_venv() {
+  log "making the Python venv $VENV_DIR with ${PYTHON_PACKAGES[*]}"
+  python3 -m venv "$VENV_DIR" >&2
+  "$VENV_DIR/bin/pip" install -q --disable-pip-version-check "${PYTHON_PACKAGES[@]}" >&2 || {
+    log "error: installing ${PYTHON_PACKAGES[*]} from PyPI failed (see above)"
+    exit 1
+  }
+  echo "${PYTHON_PACKAGES[*]}" >"$VENV_STAMP"
+}
+
+# Whether the Go receiver's module is in the module cache (no network asked).
+go_module_ok() {
+  [[ -x "$(go_bin)" ]] || return 1
+  (cd "$GO_VERIFIER_DIR" && GOPROXY=off GOFLAGS=-mod=mod "$(go_bin)" mod download >/dev/null 2>&1)
+}
+
+install_go_module() {
+  if [[ ! -x "$(go_bin)" ]]; then
+    log "error: Go is not found; it builds the Standard Webhooks Go receiver (test/helpers/standard-webhooks/go)."
+    log "install Go 1.21 or newer (https://go.dev/dl/); SLUICE_GO names a go elsewhere than on PATH or in /usr/local/go/bin."
+    exit 1
+  fi
+  log "fetching the Go modules of $GO_VERIFIER_DIR"
+  (cd "$GO_VERIFIER_DIR" && "$(go_bin)" mod download >&2) || {
+    log "error: go mod download in $GO_VERIFIER_DIR failed (see above)"
+    exit 1
+  }
+}
+
 install() {
   local packages
   mapfile -t packages < <(missing_packages)
-  if ((${#packages[@]} == 0)) && helm_ok; then return; fi
+  if ((${#packages[@]} == 0)) && helm_ok && venv_ok && go_module_ok; then return; fi
   # One run installs at a time; the others find the work done.
   mkdir -p "$BIN_DIR"
   exec 9>"$ROOT/.local/tools.lock"
@@ -150,6 +196,8 @@ install() {
     fi
     install_helm
   fi
+  venv_ok || install_venv
+  go_module_ok || install_go_module
   exec 9>&-
 }
 
@@ -162,7 +210,15 @@ check() {
     echo "missing: helm $HELM_VERSION at $(helm_bin)"
     status=1
   fi
-  if [[ -x "$(go_bin)" ]]; then echo "go: $(go_bin)"; else echo "go: not found (only needed to build helm)"; fi
+  if [[ -x "$(go_bin)" ]]; then echo "go: $(go_bin)"; else echo "go: not found (needed to build helm and the Standard Webhooks Go receiver)"; fi
+  if venv_ok; then echo "python venv: $VENV_DIR (${PYTHON_PACKAGES[*]})"; else
+    echo "missing: the Python venv $VENV_DIR with ${PYTHON_PACKAGES[*]}"
+    status=1
+  fi
+  if go_module_ok; then echo "go modules of $GO_VERIFIER_DIR: fetched"; else
+    echo "missing: the Go modules of $GO_VERIFIER_DIR"
+    status=1
+  fi
   if command -v chromium >/dev/null; then
     if chromium_works; then echo "chromium: $(command -v chromium) (renders headless)"; else
       echo "chromium: $(command -v chromium) does not render headless"

@@ -31,7 +31,7 @@ import { ReplayService } from './deliveries/replay.service';
 import { Replayer } from './deliveries/replayer';
 import { ReplaysController } from './deliveries/replays.controller';
 import { DestinationsController } from './destinations/destinations.controller';
-import { DestinationsService } from './destinations/destinations.service';
+import { DestinationsService, SECRET_ROTATION_OPTIONS } from './destinations/destinations.service';
 import { SourceDestinationsController } from './destinations/source-destinations.controller';
 import {
   Housekeeping,
@@ -117,6 +117,10 @@ export class AppModule {
         SyncsService,
         AdminMetrics,
         { provide: CLOCK, useValue: SYSTEM_CLOCK },
+        {
+          provide: SECRET_ROTATION_OPTIONS,
+          useValue: { defaultOverlapSeconds: config.admin.secretOverlapSeconds },
+        },
         { provide: SecretBox, useValue: new SecretBox(config.admin.secretsKey) },
         { provide: ADMIN_TOKENS, useValue: config.admin.tokens },
       ],

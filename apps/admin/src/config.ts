@@ -1,5 +1,6 @@
 import { IsInt, Matches, Max, Min } from 'class-validator';
 
+import { MAX_SECRET_OVERLAP_SECONDS } from '@app/contracts';
 import { CommonConfig, commonConfig, deepFreeze, readEnv, SealedSecretsEnv } from '@app/config';
 
 /** The admin app's variables: the shared ones plus its own. */
@@ -37,6 +38,15 @@ class AdminEnv extends SealedSecretsEnv {
   @Min(1)
   @Max(90)
   LEDGER_RETENTION_DAYS: number = 3;
+
+  /**
+   * Seconds a rotated-out destination secret keeps signing beside the new one when the rotate
+   * request does not say (docs/api.md, "Secret rotation"); 0 drops it at once. At most 30 days.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SECRET_OVERLAP_SECONDS)
+  SECRET_ROTATION_OVERLAP_SECONDS: number = 86_400;
 }
 
 /** The admin app's typed, frozen configuration. */
@@ -48,6 +58,8 @@ export interface AdminConfig extends CommonConfig {
     readonly produceTimeoutMs: number;
     /** Days of delivery ledger kept, today included. */
     readonly ledgerRetentionDays: number;
+    /** Seconds a rotated-out secret keeps signing when a rotation does not say. */
+    readonly secretOverlapSeconds: number;
   };
 }
 
@@ -61,6 +73,7 @@ export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env): AdminConf
       secretsKey: vars.SECRETS_ENCRYPTION_KEY,
       produceTimeoutMs: vars.ADMIN_PRODUCE_TIMEOUT_MS,
       ledgerRetentionDays: vars.LEDGER_RETENTION_DAYS,
+      secretOverlapSeconds: vars.SECRET_ROTATION_OVERLAP_SECONDS,
     },
   });
 }

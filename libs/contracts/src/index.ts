@@ -9,6 +9,7 @@ export * from './integrations';
 export * from './json';
 export * from './limits';
 export * from './outcomes';
+export * from './signature-modes';
 export * from './timestamps';
 export * from './topics';
 export * from './validate-call';

@@ -8,6 +8,11 @@ export const RESERVED_WEBHOOK_HEADERS: readonly string[] = [
   'content-type',
   'user-agent',
   'x-signature',
+  // The previous-or-next signature during a secret rotation, and the Standard Webhooks headers.
+  'x-signature-next',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
   'host',
   'content-length',
 ];

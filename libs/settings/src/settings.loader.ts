@@ -25,6 +25,9 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         sharedSecretCiphertext: true,
         filter: true,
         rateLimitPerSecond: true,
+        signatureMode: true,
+        previousSecretCiphertext: true,
+        previousSecretExpiresAt: true,
         createdAt: true,
       },
     });

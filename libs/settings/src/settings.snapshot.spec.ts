@@ -157,6 +157,36 @@ describe(buildSnapshot.name, () => {
     });
     expect(snapshot.destinations.get('d1')?.sharedSecretCiphertext).toBeNull();
   });
+
+  it("carries the signature mode and a rotation's previous secret (a copy) with its expiry", () => {
+    const input = rows();
+    const previous = Buffer.from([4, 5]);
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [
+        {
+          ...input.destinations[0],
+          signatureMode: 'standard-webhooks',
+          previousSecretCiphertext: previous,
+          previousSecretExpiresAt: new Date(1_795_392_000_000),
+        },
+      ],
+    });
+    previous.fill(0);
+    expect(snapshot.destinations.get('d1')).toMatchObject({
+      signatureMode: 'standard-webhooks',
+      previousSecretCiphertext: Uint8Array.from([4, 5]),
+      previousSecretExpiresAt: 1_795_392_000_000,
+    });
+  });
+
+  it('defaults to x-signature without a previous secret', () => {
+    expect(buildSnapshot(rows()).destinations.get('d1')).toMatchObject({
+      signatureMode: 'x-signature',
+      previousSecretCiphertext: null,
+      previousSecretExpiresAt: null,
+    });
+  });
 });
 
 describe('EMPTY_SNAPSHOT', () => {

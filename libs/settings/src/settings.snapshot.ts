@@ -1,4 +1,10 @@
-import { type CompiledFilter, compileFilter, validateFilter } from '@app/contracts';
+import {
+  type CompiledFilter,
+  compileFilter,
+  DEFAULT_SIGNATURE_MODE,
+  type SignatureMode,
+  validateFilter,
+} from '@app/contracts';
 
 import type { DestinationEntity, DestinationKind } from './entities/destination.entity';
 import type { SourceEntity } from './entities/source.entity';
@@ -58,6 +64,15 @@ export interface DestinationSettings {
    * hand-made settings) is unlimited.
    */
   readonly rateLimitPerSecond?: number | null;
+  /** How its requests are signed; absent (in hand-made settings) is `x-signature`. */
+  readonly signatureMode?: SignatureMode;
+  /**
+   * Ciphertext of a rotation's previous secret, or null (absent in hand-made settings): it
+   * signs beside the current one until `previousSecretExpiresAt`. Never logged.
+   */
+  readonly previousSecretCiphertext?: Readonly<Uint8Array> | null;
+  /** When the previous secret stops signing, epoch milliseconds; null without one. */
+  readonly previousSecretExpiresAt?: number | null;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -68,7 +83,7 @@ export interface SettingsRows {
     'id' | 'name' | 'writeKey' | 'enabled' | 'allowedOrigins'
   >[];
   /** Every destination. */
-  readonly destinations: readonly Pick<
+  readonly destinations: readonly (Pick<
     DestinationEntity,
     | 'id'
     | 'sourceId'
@@ -79,7 +94,13 @@ export interface SettingsRows {
     | 'filter'
     | 'rateLimitPerSecond'
     | 'createdAt'
-  >[];
+  > &
+    Partial<
+      Pick<
+        DestinationEntity,
+        'signatureMode' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+      >
+    >)[];
   /** Every webhook, in any order. */
   readonly webhooks: readonly Pick<
     WebhookEntity,
@@ -217,5 +238,10 @@ function toDestination(
     webhooks,
     filter: compiledFilter(row.filter),
     rateLimitPerSecond: row.rateLimitPerSecond ?? null,
+    signatureMode: row.signatureMode ?? DEFAULT_SIGNATURE_MODE,
+    previousSecretCiphertext: row.previousSecretCiphertext
+      ? Uint8Array.from(row.previousSecretCiphertext)
+      : null,
+    previousSecretExpiresAt: row.previousSecretExpiresAt?.getTime() ?? null,
   });
 }

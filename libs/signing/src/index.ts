@@ -1,2 +1,3 @@
 export * from './hmac';
 export * from './secret-box';
+export * from './standard-webhooks';

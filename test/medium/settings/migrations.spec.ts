@@ -35,8 +35,10 @@ const EXPECTED_CONSTRAINTS = [
   'destination_kind_check',
   'destination_name_not_empty_check',
   'destination_pkey',
+  'destination_previous_secret_check',
   'destination_rate_limit_range_check',
   'destination_shared_secret_not_empty_check',
+  'destination_signature_mode_check',
   'destination_slot_range_check',
   'destination_source_id_fkey',
   'destination_source_name_unique',
@@ -119,6 +121,7 @@ describe('settings migrations', () => {
       'AddReplayJobResume1763769600400',
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
+      'AddDestinationSigning1763769601000',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -184,6 +187,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationSigning1763769601000',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',

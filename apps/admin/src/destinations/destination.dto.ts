@@ -20,7 +20,10 @@ import {
 import {
   MAX_DESTINATION_NAME_CHARS,
   MAX_DESTINATION_RATE_LIMIT_PER_SECOND,
+  MAX_SECRET_OVERLAP_SECONDS,
   MAX_WEBHOOKS_PER_DESTINATION,
+  SIGNATURE_MODES,
+  type SignatureMode,
 } from '@app/contracts';
 
 import { AbsentOrValid } from '../validation';
@@ -53,6 +56,16 @@ const RATE_LIMIT_SCHEMA = {
     'Deliveries a second at most, across all dispatcher replicas together; null (or absent) ' +
     'is unlimited. Deliveries over it wait; they never fail for it. See docs/api.md.',
   example: 50,
+} as const;
+
+/** What the OpenAPI document says of a signature mode. */
+const SIGNATURE_MODE_SCHEMA = {
+  enum: [...SIGNATURE_MODES],
+  default: 'x-signature',
+  description:
+    "How requests are signed: x-signature (Segment's X-Signature, hex HMAC-SHA1 of the body) or " +
+    'standard-webhooks (webhook-id, webhook-timestamp, webhook-signature; needs a whsec_ ' +
+    'secret). See docs/api.md, "Signatures".',
 } as const;
 
 /** A rate limit: null (unlimited) or an integer 1 to 10,000. */
@@ -91,6 +104,11 @@ export class CreateDestinationDto {
   @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
   @IsRateLimit()
   rateLimitPerSecond?: number | null;
+
+  @ApiPropertyOptional(SIGNATURE_MODE_SCHEMA)
+  @IsOptional()
+  @IsIn(SIGNATURE_MODES)
+  signatureMode?: SignatureMode;
 }
 
 /** Body of `PATCH` on a destination: the fields to change. */
@@ -109,6 +127,11 @@ export class UpdateDestinationDto {
   @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
   @IsRateLimit()
   rateLimitPerSecond?: number | null;
+
+  @ApiPropertyOptional(SIGNATURE_MODE_SCHEMA)
+  @AbsentOrValid()
+  @IsIn(SIGNATURE_MODES)
+  signatureMode?: SignatureMode;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */
@@ -117,6 +140,23 @@ export class SharedSecretDto {
   @IsString()
   @Length(1, 1024)
   sharedSecret!: string;
+}
+
+/** Body of `POST .../shared-secret/rotate`: the new secret (write-only) and the overlap. */
+export class RotateSecretDto extends SharedSecretDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_SECRET_OVERLAP_SECONDS,
+    description:
+      'How long the previous secret keeps signing beside the new one, in seconds; absent: ' +
+      'SECRET_ROTATION_OVERLAP_SECONDS (24 h unless configured); 0: none',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SECRET_OVERLAP_SECONDS)
+  overlapSeconds?: number;
 }
 
 /** One webhook entry: an absolute http(s) URL and static headers. */

@@ -22,6 +22,13 @@ export interface DestinationView {
   /** Deliveries a second at most, across all dispatcher replicas; null is unlimited. */
   readonly rateLimitPerSecond: number | null;
   readonly sharedSecretSet: boolean;
+  /** How its requests are signed (docs/api.md, "Signatures"). */
+  readonly signatureMode: string;
+  /**
+   * When the previous secret of the last rotation stops (or stopped) signing, ISO 8601; null
+   * when there is none. Never the secret itself.
+   */
+  readonly previousSecretExpiresAt: string | null;
   readonly webhooks: WebhookView[];
   readonly createdAt: string;
   readonly updatedAt: string;
@@ -40,6 +47,8 @@ export function destinationView(
     filter: d.filter ?? null,
     rateLimitPerSecond: d.rateLimitPerSecond ?? null,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
+    signatureMode: d.signatureMode,
+    previousSecretExpiresAt: d.previousSecretExpiresAt?.toISOString() ?? null,
     webhooks: [...webhooks].sort((a, b) => a.position - b.position).map(webhookView),
     createdAt: d.createdAt.toISOString(),
     updatedAt: d.updatedAt.toISOString(),

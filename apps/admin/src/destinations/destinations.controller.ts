@@ -17,6 +17,7 @@ import { AdminTokenGuard } from '../auth/admin-token.guard';
 import {
   CreateDestinationDto,
   ReplaceWebhooksDto,
+  RotateSecretDto,
   SharedSecretDto,
   UpdateDestinationDto,
   UpdateWebhookDto,
@@ -75,6 +76,13 @@ export class DestinationsController {
   @Put('shared-secret')
   setSecret(@Param('sourceId') sourceId: string, @Body() dto: SharedSecretDto) {
     return this.destinations.setSecret(first(sourceId), dto.sharedSecret);
+  }
+
+  /** Rotates the shared secret, the previous one signing beside it for the overlap. */
+  @Post('shared-secret/rotate')
+  @HttpCode(200)
+  rotateSecret(@Param('sourceId') sourceId: string, @Body() dto: RotateSecretDto) {
+    return this.destinations.rotateSecret(first(sourceId), dto.sharedSecret, dto.overlapSeconds);
   }
 
   @Delete('shared-secret')

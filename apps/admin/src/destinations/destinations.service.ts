@@ -2,11 +2,16 @@ import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource, EntityManager, In } from 'typeorm';
 
-import { MAX_DESTINATIONS_PER_SOURCE, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
+import {
+  DEFAULT_SIGNATURE_MODE,
+  MAX_DESTINATIONS_PER_SOURCE,
+  MAX_WEBHOOKS_PER_DESTINATION,
+} from '@app/contracts';
 import { DestinationEntity, SourceEntity, WebhookEntity } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { conflict, notFound } from '../admin.errors';
+import { Clock, CLOCK } from '../clock';
 import { SourcesService } from '../sources/sources.service';
 import {
   CreateDestinationDto,
@@ -22,6 +27,7 @@ import {
   tooManyDestinations,
 } from './destination-rules';
 import { DestinationView, destinationView, WebhookView, webhookView } from './destination.view';
+import { modeRefusal, planRotation, refused, secretRefusal } from './secret-rules';
 
 /** The source's first destination: its oldest, what the `/destination` routes act on. */
 export const FIRST_DESTINATION = 'first';
@@ -31,6 +37,15 @@ export interface DestinationRef {
   readonly sourceId: string;
   readonly destinationId: string;
 }
+
+/** How secret rotations go, from the admin app's configuration. */
+export interface SecretRotationOptions {
+  /** How long a rotation keeps the previous secret signing when a request does not say. */
+  readonly defaultOverlapSeconds: number;
+}
+
+/** Injection token of the {@link SecretRotationOptions}. */
+export const SECRET_ROTATION_OPTIONS = Symbol('SECRET_ROTATION_OPTIONS');
 
 /** How destinations are ordered everywhere: oldest first, ties by id. */
 const OLDEST_FIRST = { createdAt: 'ASC', id: 'ASC' } as const;
@@ -49,6 +64,8 @@ export class DestinationsService {
     private readonly dataSource: DataSource,
     private readonly sources: SourcesService,
     @Inject(SecretBox) private readonly secrets: SecretBox,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(SECRET_ROTATION_OPTIONS) private readonly rotation: SecretRotationOptions,
   ) {}
 
   /** A source's destinations, oldest first. */
@@ -105,6 +122,7 @@ export class DestinationsService {
             name: dto.name,
             enabled: false,
             sharedSecretCiphertext: null,
+            signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
             filter: filter ?? null,
             rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
           }),
@@ -134,6 +152,11 @@ export class DestinationsService {
         }
         if (filter !== undefined) d.filter = filter;
         if (dto.rateLimitPerSecond !== undefined) d.rateLimitPerSecond = dto.rateLimitPerSecond;
+        if (dto.signatureMode !== undefined && dto.signatureMode !== d.signatureMode) {
+          const refusal = modeRefusal(dto.signatureMode, this.openSecrets(d));
+          if (refusal) throw refused(refusal);
+          d.signatureMode = dto.signatureMode;
+        }
         return destinationView(await m.save(d), hooks);
       });
     } catch (error) {
@@ -145,10 +168,41 @@ export class DestinationsService {
     await this.locked(ref, (m, d) => m.remove(d));
   }
 
-  /** Stores the shared secret encrypted; it is never shown again. */
+  /**
+   * Stores the shared secret encrypted (it is never shown again), or clears it; either ends a
+   * rotation's overlap at once (the previous secret is dropped).
+   */
   setSecret(ref: DestinationRef, secret: string | null): Promise<DestinationView> {
     return this.locked(ref, async (m, d, hooks) => {
+      const refusal = secret === null ? undefined : secretRefusal(d.signatureMode, secret);
+      if (refusal) throw refused(refusal);
       d.sharedSecretCiphertext = secret === null ? null : this.secrets.seal(secret);
+      d.previousSecretCiphertext = null;
+      d.previousSecretExpiresAt = null;
+      return destinationView(await m.save(d), hooks);
+    });
+  }
+
+  /**
+   * Replaces the shared secret by `secret`, the replaced one signing beside it for the overlap
+   * (a previous secret still in its overlap is dropped). Refused without a secret to rotate.
+   */
+  rotateSecret(
+    ref: DestinationRef,
+    secret: string,
+    overlapSeconds = this.rotation.defaultOverlapSeconds,
+  ): Promise<DestinationView> {
+    return this.locked(ref, async (m, d, hooks) => {
+      const ciphertext = d.sharedSecretCiphertext;
+      const current = ciphertext === null ? undefined : this.secrets.open(ciphertext);
+      const mode = d.signatureMode;
+      const nowMs = this.clock.now();
+      const plan = planRotation({ mode, current, next: secret, overlapSeconds, nowMs });
+      if (plan.kind === 'refused') throw refused(plan.refusal);
+      const until = plan.previousExpiresAtMs;
+      d.previousSecretCiphertext = until === null ? null : ciphertext;
+      d.previousSecretExpiresAt = until === null ? null : new Date(until);
+      d.sharedSecretCiphertext = this.secrets.seal(secret);
       return destinationView(await m.save(d), hooks);
     });
   }
@@ -240,6 +294,13 @@ export class DestinationsService {
       const saved = await m.save(next);
       return destinationView(d, saved);
     });
+  }
+
+  /** The destination's secrets that sign: its own, and a previous one still in its overlap. */
+  private openSecrets(d: DestinationEntity): string[] {
+    const overlap = (d.previousSecretExpiresAt?.getTime() ?? 0) > this.clock.now();
+    const sealed = [d.sharedSecretCiphertext, overlap ? d.previousSecretCiphertext : null];
+    return sealed.flatMap((ciphertext) => (ciphertext ? [this.secrets.open(ciphertext)] : []));
   }
 
   /**

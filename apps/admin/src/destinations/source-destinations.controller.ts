@@ -22,6 +22,7 @@ import { BreakerStates } from './breaker-states';
 import {
   CreateDestinationDto,
   ReplaceWebhooksDto,
+  RotateSecretDto,
   SharedSecretDto,
   UpdateDestinationDto,
   UpdateWebhookDto,
@@ -104,6 +105,24 @@ export class SourceDestinationsController {
     @Body() dto: SharedSecretDto,
   ) {
     return this.destinations.setSecret({ sourceId, destinationId }, dto.sharedSecret);
+  }
+
+  @Post(':destinationId/shared-secret/rotate')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Rotates the shared secret: the previous one keeps signing beside it for the overlap',
+    description:
+      'The new secret is write-only, as with PUT. 400 no_secret without a secret to rotate, ' +
+      '400 same_secret, 400 secret_not_whsec for a standard-webhooks destination. See ' +
+      'docs/api.md, "Secret rotation".',
+  })
+  rotateSecret(
+    @Param('sourceId') sourceId: string,
+    @Param('destinationId') destinationId: string,
+    @Body() dto: RotateSecretDto,
+  ) {
+    const ref = { sourceId, destinationId };
+    return this.destinations.rotateSecret(ref, dto.sharedSecret, dto.overlapSeconds);
   }
 
   @Delete(':destinationId/shared-secret')

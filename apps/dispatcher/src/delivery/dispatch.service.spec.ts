@@ -682,6 +682,81 @@ describe(DispatchService.name, () => {
     });
   });
 
+  describe('signature modes and rotation', () => {
+    const OLD = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    const NEW = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+    const hex = (secret: string) =>
+      createHmac('sha1', Buffer.from(secret, 'utf8')).update(BODY).digest('hex');
+    const v1 = (secret: string, id: string, seconds: number) => {
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      const mac = createHmac('sha256', key).update(`${id}.${seconds}.`).update(BODY);
+      return `v1,${mac.digest('base64')}`;
+    };
+
+    /** A destination rotated from OLD to NEW, the overlap ending 60 s after NOW. */
+    function rotated(mode: 'x-signature' | 'standard-webhooks'): DestinationSettings {
+      return destination({
+        signatureMode: mode,
+        sharedSecretCiphertext: box.seal(NEW),
+        previousSecretCiphertext: box.seal(OLD),
+        previousSecretExpiresAt: NOW + 60_000,
+      });
+    }
+
+    it.each([
+      ['during the overlap', 0, { 'x-signature': 'OLD', 'x-signature-next': 'NEW' }],
+      ['at its end and after', 60_000, { 'x-signature': 'NEW' }],
+    ])('x-signature %s', async (_name, laterMs, expected) => {
+      settings.destinations.set(DESTINATION_ID, rotated('x-signature'));
+      now = NOW + laterMs;
+      await service().dispatch(delivery(), 'main');
+      const byName = { OLD: hex(OLD), NEW: hex(NEW) };
+      const signatures = Object.fromEntries(
+        Object.entries(expected).map(([name, which]) => [name, byName[which as 'OLD' | 'NEW']]),
+      );
+      for (const post of client.posts) {
+        const signed = Object.keys(post.headers).filter((name) => name.startsWith('x-signature'));
+        expect(Object.fromEntries(signed.map((name) => [name, post.headers[name]]))).toEqual(
+          signatures,
+        );
+      }
+    });
+
+    it.each([
+      ['during the overlap: both, the new one first', 0, ['NEW', 'OLD']],
+      ['after it: the new one only', 61_000, ['NEW']],
+    ])('standard-webhooks %s', async (_name, laterMs, which) => {
+      settings.destinations.set(DESTINATION_ID, rotated('standard-webhooks'));
+      now = NOW + laterMs;
+      await service().dispatch(delivery(), 'main');
+      const seconds = Math.floor(now / 1000);
+      const secrets = { OLD, NEW };
+      const expected = which.map((w) => v1(secrets[w as 'OLD' | 'NEW'], 'm-1', seconds));
+      expect(client.posts).toHaveLength(2);
+      for (const post of client.posts) {
+        expect(post.headers['webhook-id']).toBe('m-1');
+        expect(post.headers['webhook-timestamp']).toBe(String(seconds));
+        expect(post.headers['webhook-signature']).toBe(expected.join(' '));
+        expect(post.headers).not.toHaveProperty('x-signature');
+      }
+    });
+
+    it('dead-letters a standard-webhooks delivery whose secret is not whsec_, posting nothing', async () => {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({
+          signatureMode: 'standard-webhooks',
+          sharedSecretCiphertext: box.seal('plain'),
+        }),
+      );
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('dead');
+      expect(client.posts).toEqual([]);
+      expect(producer.sent[0].headers?.[HEADER.reason]).toBe('secret_not_whsec');
+      // Neither the dead letter nor a log line carries the secret.
+      expect(JSON.stringify([producer.sent, warn.mock.calls])).not.toContain('plain');
+    });
+  });
+
   describe("a destination's circuit breaker", () => {
     const OTHER_ID = '33333333-3333-4333-8333-333333333333';
 

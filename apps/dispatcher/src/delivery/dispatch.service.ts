@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
-import { HmacSha1, SecretBox, SecretBoxError } from '@app/signing';
+import { SecretBox, SecretBoxError } from '@app/signing';
 
 import {
   admit,
@@ -30,7 +30,16 @@ import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
-import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
+import {
+  previousSecretSigns,
+  SecretSigners,
+  secretSigners,
+  Signing,
+  sluiceHeaders,
+  StaticHeaders,
+  UnsignableError,
+  webhookHeaders,
+} from './webhook-request';
 
 /** The settings of the dispatch, from the app's configuration. */
 export interface DispatchOptions extends RetryPolicy {
@@ -76,7 +85,7 @@ export class DispatchService {
   private readonly breakers: CircuitBreakers;
   private readonly outcomes: OutcomeBatcher;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
-  private readonly signers = new WeakMap<object, HmacSha1>();
+  private readonly signers = new WeakMap<object, SecretSigners>();
   /** Static headers less those that cannot be sent (saved before the admin refused them). */
   private readonly staticHeaders = new StaticHeaders((message) => this.logger.warn(message));
 
@@ -187,12 +196,19 @@ export class DispatchService {
     const startedAt = this.now();
     let signed: Record<string, string>;
     try {
-      signed = sluiceHeaders(body, this.signer(destination));
+      const message = { messageId: facts.messageId, nowMs: startedAt };
+      signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
     } catch (error) {
-      if (!(error instanceof SecretBoxError)) throw error;
-      // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's):
-      // dead-lettered, so one destination never blocks a partition; replayable once fixed.
-      return { decision: deadBeforeAttempt(facts, 'secret_unreadable', startedAt) };
+      // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's), or a
+      // standard-webhooks secret that is not whsec_ (the admin API refuses that): dead-lettered,
+      // so one destination never blocks a partition; replayable once fixed.
+      if (error instanceof SecretBoxError) {
+        return { decision: deadBeforeAttempt(facts, 'secret_unreadable', startedAt) };
+      }
+      if (error instanceof UnsignableError) {
+        return { decision: deadBeforeAttempt(facts, error.code, startedAt) };
+      }
+      throw error;
     }
     // The request goes out after the records admitted with this one are signed: a socket
     // write between two signatures leaves the hashing cold (bench/DISPATCHER.md).
@@ -341,13 +357,26 @@ export class DispatchService {
     return { webhookId: webhook.id, result, latencyMs };
   }
 
-  /** The signer of a destination's shared secret, opened once per settings snapshot. */
-  private signer(destination: DestinationSettings): HmacSha1 | undefined {
-    const ciphertext = destination.sharedSecretCiphertext;
+  /**
+   * How a delivery to `destination` is signed at `nowMs`: its mode, its secret and, while a
+   * rotation's overlap lasts, the previous secret.
+   */
+  private signing(destination: DestinationSettings, nowMs: number): Signing {
+    const mode = destination.signatureMode ?? 'x-signature';
+    const current = this.signer(destination.sharedSecretCiphertext);
+    if (current === undefined) return { mode };
+    const previous = previousSecretSigns(destination.previousSecretExpiresAt, nowMs)
+      ? this.signer(destination.previousSecretCiphertext)
+      : undefined;
+    return { mode, current, previous };
+  }
+
+  /** The signers of a shared secret, opened once per settings snapshot. */
+  private signer(ciphertext: Readonly<Uint8Array> | null | undefined): SecretSigners | undefined {
     if (!ciphertext) return undefined;
     let signer = this.signers.get(ciphertext);
     if (signer === undefined) {
-      signer = new HmacSha1(this.options.secrets.open(ciphertext));
+      signer = secretSigners(this.options.secrets.open(ciphertext));
       this.signers.set(ciphertext, signer);
     }
     return signer;

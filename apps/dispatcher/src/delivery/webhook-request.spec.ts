@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 import { CONNECTION_HEADERS, RESERVED_WEBHOOK_HEADERS } from '@app/contracts';
 import { WebhookSettings } from '@app/settings';
-import { HmacSha1 } from '@app/signing';
 
 import { WebhookReceiver } from '../../../../test/helpers/webhook-receiver';
 
@@ -10,10 +9,15 @@ import { SsrfGuard } from './ssrf-guard';
 import { WebhookClient } from './webhook-client';
 import {
   CLIENT_SET_HEADERS,
+  previousSecretSigns,
+  secretSigners,
   sendableHeaders,
+  Signing,
   sluiceHeaders,
   StaticHeaders,
+  UnsignableError,
   webhookHeaders,
+  webhookId,
 } from './webhook-request';
 
 const BODY = Buffer.from('{"version":1,"type":"track","event":"Ünïcödé ✓"}');
@@ -72,18 +76,113 @@ describe(StaticHeaders.name, () => {
   });
 });
 
+const OLD = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const NEW = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const NOW_MS = 1_795_392_000_123;
+
+/** The hex HMAC-SHA1 an implementation other than the code under test computes. */
+function hexOf(secret: string): string {
+  return createHmac('sha1', Buffer.from(secret, 'utf8')).update(BODY).digest('hex');
+}
+
+/** The Standard Webhooks signature Node's createHmac computes for this id and timestamp. */
+function v1Of(secret: string, id: string, seconds: number): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const mac = createHmac('sha256', key).update(`${id}.${seconds}.`).update(BODY);
+  return `v1,${mac.digest('base64')}`;
+}
+
+const BASE = { 'user-agent': 'Sluice/1.0', 'content-type': 'application/json' };
+
 describe(sluiceHeaders.name, () => {
-  it('sets User-Agent and Content-Type, and the signature of the exact bytes with a signer', () => {
-    const signature = createHmac('sha1', Buffer.from('s3cret', 'utf8')).update(BODY).digest('hex');
-    expect(sluiceHeaders(BODY, new HmacSha1('s3cret'))).toEqual({
-      'user-agent': 'Sluice/1.0',
-      'content-type': 'application/json',
-      'x-signature': signature,
-    });
-    expect(sluiceHeaders(BODY)).toEqual({
-      'user-agent': 'Sluice/1.0',
-      'content-type': 'application/json',
-    });
+  const message = { messageId: 'm-1', nowMs: NOW_MS };
+  const seconds = Math.floor(NOW_MS / 1000);
+
+  it.each<[string, Signing | undefined, Record<string, string>]>([
+    ['no signing', undefined, BASE],
+    ['x-signature without a secret', { mode: 'x-signature' }, BASE],
+    [
+      'x-signature, one secret',
+      { mode: 'x-signature', current: secretSigners('s3cret') },
+      { ...BASE, 'x-signature': hexOf('s3cret') },
+    ],
+    [
+      'x-signature during an overlap: X-Signature by the previous secret, the new one beside it',
+      { mode: 'x-signature', current: secretSigners(NEW), previous: secretSigners(OLD) },
+      { ...BASE, 'x-signature': hexOf(OLD), 'x-signature-next': hexOf(NEW) },
+    ],
+    [
+      'standard-webhooks without a secret: id and timestamp only',
+      { mode: 'standard-webhooks' },
+      { ...BASE, 'webhook-id': 'm-1', 'webhook-timestamp': String(seconds) },
+    ],
+    [
+      'standard-webhooks, one secret',
+      { mode: 'standard-webhooks', current: secretSigners(NEW) },
+      {
+        ...BASE,
+        'webhook-id': 'm-1',
+        'webhook-timestamp': String(seconds),
+        'webhook-signature': v1Of(NEW, 'm-1', seconds),
+      },
+    ],
+    [
+      'standard-webhooks during an overlap: both signatures, the new one first',
+      { mode: 'standard-webhooks', current: secretSigners(NEW), previous: secretSigners(OLD) },
+      {
+        ...BASE,
+        'webhook-id': 'm-1',
+        'webhook-timestamp': String(seconds),
+        'webhook-signature': `${v1Of(NEW, 'm-1', seconds)} ${v1Of(OLD, 'm-1', seconds)}`,
+      },
+    ],
+  ])('%s', (_name, signing, expected) => {
+    expect(sluiceHeaders(BODY, signing, message)).toEqual(expected);
+  });
+
+  it('refuses to sign standard-webhooks with a secret that is not whsec_', () => {
+    const signing: Signing = { mode: 'standard-webhooks', current: secretSigners('s3cret') };
+    expect(() => sluiceHeaders(BODY, signing, message)).toThrow(UnsignableError);
+  });
+});
+
+describe(previousSecretSigns.name, () => {
+  it.each([
+    [null, NOW_MS, false],
+    [undefined, NOW_MS, false],
+    [NOW_MS + 1, NOW_MS, true],
+    [NOW_MS, NOW_MS, false],
+    [NOW_MS - 1, NOW_MS, false],
+  ])('expiry %p at %p: %p', (expiresAt, now, signs) => {
+    expect(previousSecretSigns(expiresAt, now)).toBe(signs);
+  });
+});
+
+describe(webhookId.name, () => {
+  it.each([
+    ['a messageId as it is', 'm-1', 'm-1'],
+    [
+      'a UUID as it is',
+      '0b0e9d2c-5b9e-4f4e-9c1a-7f0c2b1d3e4f',
+      '0b0e9d2c-5b9e-4f4e-9c1a-7f0c2b1d3e4f',
+    ],
+    [
+      'a messageId with a space as a digest',
+      'a b',
+      `msg_${createHash('sha256').update('a b').digest('base64url')}`,
+    ],
+    [
+      'a non-ASCII messageId as a digest',
+      'ünï',
+      `msg_${createHash('sha256').update('ünï').digest('base64url')}`,
+    ],
+    [
+      'no messageId as the digest of the body',
+      undefined,
+      `msg_${createHash('sha256').update(BODY).digest('base64url')}`,
+    ],
+  ])('sends %s', (_name, messageId, expected) => {
+    expect(webhookId(messageId, BODY)).toBe(expected);
   });
 });
 
@@ -109,7 +208,7 @@ describe('the reserved header names', () => {
 
   // Adding a header to the request without reserving it, or reserving one that is not sent,
   // fails here: static headers could otherwise replace it, or be refused for nothing.
-  it('are exactly the headers a signed webhook request carries on the wire, but its static ones', async () => {
+  it('are exactly the headers signed webhook requests of both modes carry on the wire, but their static ones', async () => {
     receiver = await new WebhookReceiver().start();
     client = new WebhookClient({
       timeoutMs: 60_000,
@@ -117,19 +216,32 @@ describe('the reserved header names', () => {
       guard: new SsrfGuard(['127.0.0.0/8']),
     });
     const staticHeaders = { 'X-Team': 'a', Authorization: 'Bearer t' };
-    const sluice = sluiceHeaders(BODY, new HmacSha1('s3cret'));
-    const headers = webhookHeaders(sendableHeaders(staticHeaders).kept, sluice);
-    await expect(client.post(receiver.url(), BODY, headers)).resolves.toMatchObject({
-      kind: 'success',
-    });
-    const sent = Object.keys(receiver.requests[0].headers).filter(
-      (name) =>
-        !Object.keys(staticHeaders).some((own) => own.toLowerCase() === name) &&
-        !CONNECTION_HEADERS.includes(name),
+    const keys = { current: secretSigners(NEW), previous: secretSigners(OLD) };
+    const message = { messageId: 'm-1', nowMs: NOW_MS };
+    const sluice = [
+      sluiceHeaders(BODY, { mode: 'x-signature', ...keys }, message),
+      sluiceHeaders(BODY, { mode: 'standard-webhooks', ...keys }, message),
+    ];
+    for (const own of sluice) {
+      const headers = webhookHeaders(sendableHeaders(staticHeaders).kept, own);
+      await expect(client.post(receiver.url(), BODY, headers)).resolves.toMatchObject({
+        kind: 'success',
+      });
+    }
+    const sent = new Set(
+      receiver.requests.flatMap((request) =>
+        Object.keys(request.headers).filter(
+          (name) =>
+            !Object.keys(staticHeaders).some((own) => own.toLowerCase() === name) &&
+            !CONNECTION_HEADERS.includes(name),
+        ),
+      ),
     );
-    expect(sent.sort()).toEqual([...RESERVED_WEBHOOK_HEADERS].sort());
-    expect([...Object.keys(sluice), ...CLIENT_SET_HEADERS].sort()).toEqual(
-      [...RESERVED_WEBHOOK_HEADERS].sort(),
-    );
+    expect([...sent].sort()).toEqual([...RESERVED_WEBHOOK_HEADERS].sort());
+    const set = new Set([
+      ...sluice.flatMap((headers) => Object.keys(headers)),
+      ...CLIENT_SET_HEADERS,
+    ]);
+    expect([...set].sort()).toEqual([...RESERVED_WEBHOOK_HEADERS].sort());
   });
 });
