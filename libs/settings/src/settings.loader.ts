@@ -25,6 +25,9 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         sharedSecretCiphertext: true,
         filter: true,
         rateLimitPerSecond: true,
+        batchMaxCalls: true,
+        batchMaxBytes: true,
+        batchMaxWaitMs: true,
         createdAt: true,
       },
     });

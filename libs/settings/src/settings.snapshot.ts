@@ -1,4 +1,4 @@
-import { type CompiledFilter, compileFilter, validateFilter } from '@app/contracts';
+import { BATCH_LIMITS, type CompiledFilter, compileFilter, validateFilter } from '@app/contracts';
 
 import type { DestinationEntity, DestinationKind } from './entities/destination.entity';
 import type { SourceEntity } from './entities/source.entity';
@@ -58,6 +58,21 @@ export interface DestinationSettings {
    * hand-made settings) is unlimited.
    */
   readonly rateLimitPerSecond?: number | null;
+  /**
+   * Batched delivery's bounds; null (or absent, in hand-made settings) sends one call a
+   * request.
+   */
+  readonly batching?: BatchSettings | null;
+}
+
+/** A batching destination's bounds (docs/api.md, "Batched delivery"). */
+export interface BatchSettings {
+  /** Most calls in one request. */
+  readonly maxCalls: number;
+  /** Most bytes of one request's body (a single larger call still goes, alone). */
+  readonly maxBytes: number;
+  /** Longest the first call of a batch waits for the batch to fill, in ms. */
+  readonly maxWaitMs: number;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -78,6 +93,9 @@ export interface SettingsRows {
     | 'sharedSecretCiphertext'
     | 'filter'
     | 'rateLimitPerSecond'
+    | 'batchMaxCalls'
+    | 'batchMaxBytes'
+    | 'batchMaxWaitMs'
     | 'createdAt'
   >[];
   /** Every webhook, in any order. */
@@ -217,5 +235,17 @@ function toDestination(
     webhooks,
     filter: compiledFilter(row.filter),
     rateLimitPerSecond: row.rateLimitPerSecond ?? null,
+    batching: batchingOf(row),
+  });
+}
+
+/** The batching bounds of a row; null when it sends one call a request. */
+function batchingOf(row: SettingsRows['destinations'][number]): BatchSettings | null {
+  const { batchMaxCalls, batchMaxBytes, batchMaxWaitMs } = row;
+  if (batchMaxCalls === null || batchMaxCalls === undefined) return null;
+  return Object.freeze({
+    maxCalls: batchMaxCalls,
+    maxBytes: batchMaxBytes ?? BATCH_LIMITS.maxBytes.default,
+    maxWaitMs: batchMaxWaitMs ?? BATCH_LIMITS.maxWaitMs.default,
   });
 }

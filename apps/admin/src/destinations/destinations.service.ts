@@ -2,13 +2,18 @@ import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { DataSource, EntityManager, In } from 'typeorm';
 
-import { MAX_DESTINATIONS_PER_SOURCE, MAX_WEBHOOKS_PER_DESTINATION } from '@app/contracts';
+import {
+  BATCH_LIMITS,
+  MAX_DESTINATIONS_PER_SOURCE,
+  MAX_WEBHOOKS_PER_DESTINATION,
+} from '@app/contracts';
 import { DestinationEntity, SourceEntity, WebhookEntity } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { conflict, notFound } from '../admin.errors';
 import { SourcesService } from '../sources/sources.service';
 import {
+  BatchingDto,
   CreateDestinationDto,
   UpdateDestinationDto,
   UpdateWebhookDto,
@@ -107,6 +112,7 @@ export class DestinationsService {
             sharedSecretCiphertext: null,
             filter: filter ?? null,
             rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
+            ...batchColumns(dto.batching),
           }),
         );
         return destinationView(saved, []);
@@ -120,7 +126,10 @@ export class DestinationsService {
     return this.locked(ref, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
   }
 
-  /** Renames it, replaces its filter (null: takes every call) or its rate limit (null: none). */
+  /**
+   * Renames it, replaces its filter (null: takes every call), its rate limit (null: none) or
+   * its batching (null: one call a request).
+   */
   async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
     try {
@@ -134,6 +143,7 @@ export class DestinationsService {
         }
         if (filter !== undefined) d.filter = filter;
         if (dto.rateLimitPerSecond !== undefined) d.rateLimitPerSecond = dto.rateLimitPerSecond;
+        if (dto.batching !== undefined) Object.assign(d, batchColumns(dto.batching));
         return destinationView(await m.save(d), hooks);
       });
     } catch (error) {
@@ -284,4 +294,18 @@ async function renumber(m: EntityManager, hooks: readonly WebhookEntity[]): Prom
   const moved = hooks.filter((hook, position) => hook.position !== position);
   hooks.forEach((hook, position) => (hook.position = position));
   if (moved.length > 0) await m.save(moved);
+}
+
+/** The batching columns of a request's `batching`: all null, or each bound or its default. */
+function batchColumns(
+  batching: BatchingDto | null | undefined,
+): Pick<DestinationEntity, 'batchMaxCalls' | 'batchMaxBytes' | 'batchMaxWaitMs'> {
+  if (batching === null || batching === undefined) {
+    return { batchMaxCalls: null, batchMaxBytes: null, batchMaxWaitMs: null };
+  }
+  return {
+    batchMaxCalls: batching.maxCalls ?? BATCH_LIMITS.maxCalls.default,
+    batchMaxBytes: batching.maxBytes ?? BATCH_LIMITS.maxBytes.default,
+    batchMaxWaitMs: batching.maxWaitMs ?? BATCH_LIMITS.maxWaitMs.default,
+  };
 }
