@@ -231,7 +231,10 @@ export class PartitionPipeline {
       const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
       if (next === undefined) this.slots.release();
       if (later === undefined) this.finished();
-      else this.finishWhenDurable(task, later);
+      else {
+        this.finishWhenDurable(task, later);
+        this.roomFreed();
+      }
       if (next !== undefined) void this.run(next);
     }
   }
@@ -260,6 +263,20 @@ export class PartitionPipeline {
       () => settle(false),
       (error: unknown) => settle(true, error),
     );
+  }
+
+  /**
+   * A record answered DurableLater: its slot (or its place in a line) is free though it has not
+   * finished. A partition held for want of room fetches again once no record waits in a line
+   * and half its slots are free; waiting for such records to finish could wait on the very
+   * records held back (a batch forming until more calls come). The half keeps a partition
+   * whose slots free one at a time from fetching again per record.
+   */
+  private roomFreed(): void {
+    if (!this.held || this.failure !== undefined) return;
+    if (this.queued > 0 || this.slots.free < this.options.maxInFlight / 2) return;
+    this.held = false;
+    this.control.release();
   }
 
   private fail(task: Task, error: unknown): void {
