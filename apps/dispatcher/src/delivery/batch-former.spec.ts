@@ -32,7 +32,11 @@ describe(BatchFormer.name, () => {
   beforeEach(() => {
     timers = new ManualTimers();
     formed = [];
-    former = new BatchFormer<string>((key, items) => formed.push([key, items]), timers);
+    former = new BatchFormer<string>(
+      (key, items) => formed.push([key, items]),
+      () => undefined,
+      timers,
+    );
   });
 
   it.each([
@@ -69,6 +73,17 @@ describe(BatchFormer.name, () => {
     former.add('one', 'd', 10, BOUNDS);
     expect(formed).toEqual([['one', ['a', 'c', 'd']]]);
     expect(former.size).toBe(1);
+  });
+
+  it('gives the items of one batch its context, and a new batch a new one', () => {
+    let made = 0;
+    const counted = new BatchFormer<string, number>(
+      () => undefined,
+      () => (made += 1),
+      timers,
+    );
+    const contexts = ['a', 'b', 'c', 'd'].map((item) => counted.add('k', item, 10, BOUNDS));
+    expect(contexts).toEqual([1, 1, 1, 2]);
   });
 
   it('hands over every batch at a flush', () => {

@@ -11,11 +11,12 @@ const NODE_TIMERS: BatchTimers = {
   clear: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
 
-/** A batch still forming: its items and its body's size as a JSON array. */
-interface Forming<T> {
+/** A batch still forming: its items, its body's size as a JSON array, and its context. */
+interface Forming<T, C> {
   readonly items: T[];
   bytes: number;
   timer: unknown;
+  readonly context: C;
 }
 
 /**
@@ -24,31 +25,37 @@ interface Forming<T> {
  * item has waited `maxWaitMs`. A batch's size counts its body as a JSON array of the items:
  * `[`, the items joined by `,`, `]`. An item that would push a batch over `maxBytes` sends the
  * batch first; an item larger than `maxBytes` on its own goes alone. Keys never wait for each
- * other: each has its own batch and timer.
+ * other: each has its own batch and timer. Each batch has a context (`newContext`), which its
+ * items share and which goes with it.
  */
-export class BatchFormer<T> {
-  private readonly forming = new Map<string, Forming<T>>();
+export class BatchFormer<T, C = undefined> {
+  private readonly forming = new Map<string, Forming<T, C>>();
 
   constructor(
-    private readonly ready: (key: string, items: T[]) => void,
+    private readonly ready: (key: string, items: T[], context: C) => void,
+    private readonly newContext: () => C,
     private readonly timers: BatchTimers = NODE_TIMERS,
   ) {}
 
-  /** Adds an item of `bytes` to its key's batch, under the bounds the destination has now. */
-  add(key: string, item: T, bytes: number, bounds: BatchSettings): void {
+  /**
+   * Adds an item of `bytes` to its key's batch, under the bounds the destination has now.
+   * @returns the context of the batch it joined
+   */
+  add(key: string, item: T, bytes: number, bounds: BatchSettings): C {
     let batch = this.forming.get(key);
     if (batch !== undefined && batch.bytes + 1 + bytes > bounds.maxBytes) {
       this.send(key);
       batch = undefined;
     }
     if (batch === undefined) {
-      batch = { items: [], bytes: 2, timer: undefined };
+      batch = { items: [], bytes: 2, timer: undefined, context: this.newContext() };
       this.forming.set(key, batch);
       batch.timer = this.timers.set(() => this.send(key), bounds.maxWaitMs);
     }
     batch.bytes += (batch.items.length > 0 ? 1 : 0) + bytes;
     batch.items.push(item);
     if (batch.items.length >= bounds.maxCalls || batch.bytes >= bounds.maxBytes) this.send(key);
+    return batch.context;
   }
 
   /** Items in batches still forming. */
@@ -68,7 +75,7 @@ export class BatchFormer<T> {
     if (batch === undefined) return;
     this.forming.delete(key);
     this.timers.clear(batch.timer);
-    this.ready(key, batch.items);
+    this.ready(key, batch.items, batch.context);
   }
 }
 

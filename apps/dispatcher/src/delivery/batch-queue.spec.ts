@@ -1,6 +1,6 @@
 import type { IncomingRecord } from '@app/kafka';
 
-import { BatchCall, BatchQueue, QueuePath } from './batch-queue';
+import { BatchCall, BatchedOutcome, BatchQueue, QueuePath } from './batch-queue';
 import type { DeliveryFacts } from './delivery-record';
 
 const BOUNDS = { maxCalls: 2, maxBytes: 1_000_000, maxWaitMs: 60_000 };
@@ -17,16 +17,15 @@ function call(destinationId: string, path: QueuePath = 'main') {
 
 /** A sender that holds each batch until the test lets it take its slot and settle. */
 class HeldSender {
-  readonly batches: { calls: BatchCall<string>[]; go: () => void }[] = [];
+  readonly batches: { calls: BatchCall[]; go: () => void }[] = [];
 
-  send = (calls: BatchCall<string>[], started: () => void): Promise<void> =>
+  send = (calls: BatchCall[], started: () => void): Promise<BatchedOutcome<string>[]> =>
     new Promise((resolve) => {
       this.batches.push({
         calls,
         go: () => {
           started();
-          for (const c of calls) c.settle({ result: 'delivered' });
-          resolve();
+          resolve(calls.map((c) => ({ result: `delivered ${c.facts.destinationId}` })));
         },
       });
     });
@@ -43,17 +42,26 @@ describe(BatchQueue.name, () => {
 
   afterEach(() => queue.close());
 
-  it("settles each call with its batch's outcome", async () => {
+  it("answers each call's outcome, and one wait for the whole batch", async () => {
     const added = await Promise.all([
       queue.add(call('d'), BOUNDS, 0),
       queue.add(call('d'), BOUNDS, 0),
     ]);
     expect(sender.batches).toHaveLength(1);
     sender.batches[0].go();
-    for (const a of added) {
-      expect(a.kind).toBe('queued');
-      if (a.kind === 'queued') await expect(a.result).resolves.toBe('delivered');
-    }
+    const [first, second] = added;
+    if (first.kind !== 'queued' || second.kind !== 'queued') throw new Error('not queued');
+    expect(first.durable).toBe(second.durable);
+    await expect(first.durable.durable).resolves.toBeUndefined();
+    await expect(second.result()).resolves.toBe('delivered d');
+  });
+
+  it('fails the wait of every call when the sender rejects', async () => {
+    const failing = new BatchQueue<string>(() => Promise.reject(new Error('refused')), 1);
+    const added = await failing.add(call('d'), { ...BOUNDS, maxCalls: 1 }, 0);
+    if (added.kind !== 'queued') throw new Error('not queued');
+    await expect(added.durable.durable).rejects.toThrow('refused');
+    await expect(added.result()).rejects.toThrow('refused');
   });
 
   it('turns a main-topic call away once its destination is backed up past the wait', async () => {

@@ -14,28 +14,44 @@ export interface BatchedOutcome<R> {
   readonly ledger?: DurableLater;
 }
 
-/** One call in a batch, and how its handler learns what became of it. */
-export interface BatchCall<R> {
+/** One call in a batch. */
+export interface BatchCall {
   readonly record: IncomingRecord;
   readonly facts: DeliveryFacts;
   readonly body: Buffer;
   readonly path: QueuePath;
-  settle(outcome: BatchedOutcome<R>): void;
-  fail(error: unknown): void;
 }
 
 /**
  * Sends one formed batch of a destination: calls `started` once the batch holds one of its
- * destination's slots, and settles (or fails) every call of it. Never rejects.
+ * destination's slots, and answers each call's outcome, in the batch's order; rejects when
+ * what the calls caused was not acknowledged (every call of the batch is then handled again).
  */
-export type BatchSender<R> = (calls: BatchCall<R>[], started: () => void) => Promise<void>;
+export type BatchSender<R> = (
+  calls: BatchCall[],
+  started: () => void,
+) => Promise<readonly BatchedOutcome<R>[]>;
 
-/** A call taken into a batch: its result, and the wait the handler answers with. */
+/** A call taken into a batch: the wait the handler answers with, and its result on demand. */
 export interface Queued<R> {
   readonly kind: 'queued';
-  readonly result: Promise<R>;
   /** Resolves once the call's batch was answered and all it caused is durable. */
   readonly durable: DurableLater;
+  /** What became of the call, once `durable` resolved (made only when asked for). */
+  readonly result: () => Promise<R>;
+}
+
+/**
+ * What the calls of one batch share: one wait, which the transport's pipeline follows once
+ * for all of them, and their outcomes once it settles.
+ */
+interface Shared<R> {
+  readonly durable: DurableLater;
+  resolve(): void;
+  reject(error: unknown): void;
+  outcomes: readonly BatchedOutcome<R>[];
+  /** Calls taken so far: the next one's index. */
+  size: number;
 }
 
 /**
@@ -51,7 +67,7 @@ export interface Queued<R> {
  * gathers at most `maxWaiting` batches beyond those in flight, and never holds the others up.
  */
 export class BatchQueue<R> {
-  private readonly former: BatchFormer<BatchCall<R>>;
+  private readonly former: BatchFormer<BatchCall, Shared<R>>;
   /** Formed batches waiting for a slot of their destination, by destination. */
   private readonly waiting = new Map<string, number>();
   private readonly roomWaiters = new Map<string, (() => void)[]>();
@@ -63,7 +79,11 @@ export class BatchQueue<R> {
     private readonly maxWaiting: number,
     timers?: BatchTimers,
   ) {
-    this.former = new BatchFormer((_key, calls) => this.formed(calls), timers);
+    this.former = new BatchFormer<BatchCall, Shared<R>>(
+      (_key, calls, shared) => this.formed(calls, shared),
+      newShared,
+      timers,
+    );
   }
 
   /**
@@ -71,31 +91,29 @@ export class BatchQueue<R> {
    * backed up: up to `waitMs` on the main topic (then `busy`), for as long as it takes on a tier.
    */
   async add(
-    call: Omit<BatchCall<R>, 'settle' | 'fail'>,
+    call: BatchCall,
     bounds: BatchSettings,
     waitMs: number,
   ): Promise<Queued<R> | { readonly kind: 'busy' }> {
     const destinationId = call.facts.destinationId;
-    const until = Date.now() + waitMs;
-    while (!this.hasRoom(destinationId)) {
-      const ms = call.path === 'main' ? Math.max(until - Date.now(), 0) : undefined;
-      if (!(await this.room(destinationId, ms))) return { kind: 'busy' };
+    if (!this.hasRoom(destinationId)) {
+      const until = Date.now() + waitMs;
+      while (!this.hasRoom(destinationId)) {
+        const ms = call.path === 'main' ? Math.max(until - Date.now(), 0) : undefined;
+        if (!(await this.room(destinationId, ms))) return { kind: 'busy' };
+      }
     }
-    let settle!: (outcome: BatchedOutcome<R>) => void;
-    let fail!: (error: unknown) => void;
-    const settled = new Promise<BatchedOutcome<R>>((resolve, reject) => {
-      settle = resolve;
-      fail = reject;
-    });
     const ids = call.facts.webhookIds;
-    const key = `${destinationId} ${ids === undefined ? '*' : ids.join(',')}`;
+    const key = ids === undefined ? destinationId : `${destinationId} ${ids.join(',')}`;
     const now = this.closing ? { ...bounds, maxWaitMs: 0 } : bounds;
-    this.former.add(key, { ...call, settle, fail }, call.body.length, now);
-    const result = settled.then((outcome) => outcome.result);
-    // Handled here: the transport waits on `durable`, a direct caller on `result`.
-    result.catch(() => undefined);
-    const durable = new DurableLater(settled.then((outcome) => outcome.ledger?.durable));
-    return { kind: 'queued', result, durable };
+    const shared = this.former.add(key, call, call.body.length, now);
+    const index = shared.size;
+    shared.size += 1;
+    return {
+      kind: 'queued',
+      durable: shared.durable,
+      result: () => shared.durable.durable.then(() => shared.outcomes[index].result),
+    };
   }
 
   /** Calls in batches still forming. */
@@ -137,7 +155,7 @@ export class BatchQueue<R> {
     });
   }
 
-  private formed(calls: BatchCall<R>[]): void {
+  private formed(calls: BatchCall[], shared: Shared<R>): void {
     const destinationId = calls[0].facts.destinationId;
     this.waiting.set(destinationId, (this.waiting.get(destinationId) ?? 0) + 1);
     let started = false;
@@ -146,7 +164,22 @@ export class BatchQueue<R> {
       started = true;
       this.started(destinationId);
     };
-    void this.sender(calls, start).finally(start);
+    void this.send(calls, shared, start).finally(start);
+  }
+
+  /** Sends a batch; its wait resolves once every call's ledger outcome is durable too. */
+  private async send(calls: BatchCall[], shared: Shared<R>, start: () => void): Promise<void> {
+    try {
+      const outcomes = await this.sender(calls, start);
+      shared.outcomes = outcomes;
+      // The calls' outcomes mostly share one ledger record, so one wait.
+      const ledgers = new Set<Promise<void>>();
+      for (const outcome of outcomes) if (outcome.ledger) ledgers.add(outcome.ledger.durable);
+      await Promise.all(ledgers);
+      shared.resolve();
+    } catch (error) {
+      shared.reject(error);
+    }
   }
 
   /** A batch took a slot of its destination: room for one more batch to form. */
@@ -160,4 +193,14 @@ export class BatchQueue<R> {
     this.roomWaiters.delete(destinationId);
     for (const wake of waiters) wake();
   }
+}
+
+function newShared<R>(): Shared<R> {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const durable = new Promise<void>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { durable: new DurableLater(durable), resolve, reject, outcomes: [], size: 0 };
 }

@@ -26,7 +26,7 @@ import {
   TimedResult,
 } from './delivery-record';
 import { batchBody } from './batch-former';
-import { BatchCall, BatchQueue } from './batch-queue';
+import { BatchCall, BatchedOutcome, BatchQueue } from './batch-queue';
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
@@ -127,7 +127,7 @@ export class DispatchService implements OnModuleDestroy {
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
     const { result, ledger } = await this.run(record, path);
     await ledger?.durable;
-    return result;
+    return typeof result === 'function' ? result() : result;
   }
 
   /**
@@ -298,10 +298,13 @@ export class DispatchService implements OnModuleDestroy {
   }
 
   /**
-   * Sends one formed batch and settles each of its calls (or fails them all when Kafka did not
-   * acknowledge what they produced: their records are handled again). Never rejects.
+   * Sends one formed batch and answers each call's outcome; rejects when Kafka did not
+   * acknowledge what the calls produced (their records are handled again).
    */
-  private async sendBatch(calls: BatchCall<DispatchResult>[], started: () => void): Promise<void> {
+  private async sendBatch(
+    calls: BatchCall[],
+    started: () => void,
+  ): Promise<BatchedOutcome<DispatchResult>[]> {
     try {
       const { decisions, answers, batchId } = await this.attemptBatch(calls, started);
       const now = this.now();
@@ -317,10 +320,10 @@ export class DispatchService implements OnModuleDestroy {
         this.metrics.batches.inc({ result: results[0] });
         this.metrics.batchedCalls.inc(calls.length);
       }
-      calls.forEach((call, i) => call.settle({ result: results[i], ledger: ledgers[i] }));
+      return results.map((result, i) => ({ result, ledger: ledgers[i] }));
     } catch (error) {
       this.logger.warn(`batch of ${calls.length} call(s) not settled: ${String(error)}`);
-      for (const call of calls) call.fail(error);
+      throw error;
     }
   }
 
@@ -330,7 +333,7 @@ export class DispatchService implements OnModuleDestroy {
    * decides each call from the answers. The calls share their webhooks (the batch's key).
    */
   private async attemptBatch(
-    calls: readonly BatchCall<DispatchResult>[],
+    calls: readonly BatchCall[],
     started: () => void,
   ): Promise<BatchAttempt> {
     const { facts } = calls[0];
@@ -370,7 +373,7 @@ export class DispatchService implements OnModuleDestroy {
 
   /** Signs the batch's body as a whole and POSTs it to every covered webhook at once. */
   private async postBatch(
-    calls: readonly BatchCall<DispatchResult>[],
+    calls: readonly BatchCall[],
     destination: DestinationSettings,
     webhooks: readonly WebhookSettings[],
   ): Promise<BatchAttempt> {
@@ -520,7 +523,7 @@ export class DispatchService implements OnModuleDestroy {
  * its ledger outcome when one was gathered (for a batched call, for its batch).
  */
 interface Handled {
-  readonly result: DispatchResult | Promise<DispatchResult>;
+  readonly result: DispatchResult | (() => Promise<DispatchResult>);
   readonly ledger?: DurableLater;
 }
 
