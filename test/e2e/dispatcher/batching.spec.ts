@@ -39,10 +39,10 @@ describe('batched delivery', () => {
   });
 
   /** A new source with one enabled batching destination posting to the sink. */
-  async function batchingSource(maxCalls: number, maxWaitMs: number) {
+  async function batchingSource(maxCalls: number, maxWaitMs: number, path = '/hook') {
     const source = await harness.source();
     const destination = await harness.webhookDestination(source.id, {
-      urls: [sink.url()],
+      urls: [sink.url(path)],
       secret: SECRET,
       enabled: false,
     });
@@ -135,5 +135,29 @@ describe('batched delivery', () => {
       expect(done).toHaveLength(1);
       expect(retriedBatches.has(done[0].batchId)).toBe(true);
     }
+  });
+
+  it("never holds up another destination's calls while a batch forms", async () => {
+    // The batching destination waits half a minute for 500 calls that never come.
+    const { source } = await batchingSource(500, 30_000, '/batching');
+    await harness.webhookDestination(source.id, {
+      urls: [sink.url('/single')],
+      name: 'single',
+      secret: SECRET,
+    });
+    const ids = await send(source.writeKey, 100);
+    const single = await eventually(
+      () => {
+        const got = sink.requests.filter((r) => r.path === '/single');
+        return got.length >= ids.length ? got : undefined;
+      },
+      20_000,
+      "every call at the single-call destination's webhook",
+    );
+    const got = single.map(
+      (r) => (JSON.parse(r.body.toString()) as { messageId: string }).messageId,
+    );
+    expect(new Set(got)).toEqual(new Set(ids));
+    expect(sink.requests.filter((r) => r.path === '/batching')).toHaveLength(0);
   });
 });
