@@ -6,7 +6,31 @@ import { HEALTHY_DESTINATIONS } from './dispatcher-stand.mts';
 import { count, fixed, median, table } from './report.mts';
 
 /** The goals of docs/performance.md and issue 5. */
-const GOAL = { rate: 0.6, cpu: 2.0, isolation: 0.9, idlePercent: 1, ledger: 0.9 } as const;
+const GOAL = {
+  rate: 0.6,
+  cpu: 2.0,
+  isolation: 0.9,
+  idlePercent: 1,
+  ledger: 0.9,
+  // Issue 32: batches of 100 deliver at least 10x the calls a second, at a tenth of the CPU each.
+  batchRate: 10,
+  batchCpu: 0.1,
+} as const;
+
+/** The sides of a round (see bench/DISPATCHER.md); `BENCH_SIDES` may run fewer. */
+export const SIDES = [
+  'dispatcher',
+  'ledgerOff',
+  'bare',
+  'healthy',
+  'failing',
+  'batch100',
+  'batch1000',
+] as const;
+export type Side = (typeof SIDES)[number];
+
+/** The batching sides' calls a request (`batching.maxCalls` of the healthy destination). */
+export const BATCH_SIDES: Partial<Record<Side, number>> = { batch100: 100, batch1000: 1_000 };
 
 /** The benchmark's settings, from the environment (see bench/DISPATCHER.md). */
 export interface Settings {
@@ -35,6 +59,8 @@ export interface Settings {
   readonly databaseUrl: string;
   /** Extra Node options for the dispatcher and the bare loop (e.g. `--cpu-prof`). */
   readonly nodeArgs: readonly string[];
+  /** The sides each round runs (all by default; fewer for a quick look at some). */
+  readonly sides: readonly Side[];
 }
 
 /** A rate measured between the 10% and the 90% marks of a run's requests at the sink. */
@@ -81,7 +107,21 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
     brokers: required('KAFKA_BROKERS'),
     databaseUrl: required('DATABASE_URL'),
     nodeArgs: (env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    sides: readSides(env.BENCH_SIDES),
   };
+}
+
+/** `BENCH_SIDES`: a comma-separated list of sides, all when empty. */
+function readSides(text: string | undefined): readonly Side[] {
+  const names = (text ?? '').split(',').filter(Boolean);
+  if (names.length === 0) return SIDES;
+  const unknown = names.filter((name) => !(SIDES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `bench:dispatcher: BENCH_SIDES takes ${SIDES.join(', ')}; not ${unknown.join(', ')}`,
+    );
+  }
+  return names as Side[];
 }
 
 /** What the report is made of. */
@@ -95,6 +135,9 @@ export interface ReportInput {
   readonly writer?: Sample;
   readonly healthy: Series;
   readonly failing: Series;
+  /** (a) with the healthy destination batching 100 and 1,000 calls a request (ledger on). */
+  readonly batch100: Series;
+  readonly batch1000: Series;
   /** (c) before the tiers were filled: nothing at all to consume (context, no goal). */
   readonly empty: IdleSample;
   readonly idle: IdleSample;
@@ -196,8 +239,10 @@ export function dispatcherReport(input: ReportInput): string {
         'machine',
         'CPU µs/request',
       ],
-      ...rows([dispatcher, ledgerOff, bare, healthy, failing]),
+      ...rows([dispatcher, ledgerOff, bare, healthy, failing, input.batch100, input.batch1000]),
     ]),
+    '(a) batching: the healthy destination sends its calls as JSON arrays of at most N ' +
+      '(batching.maxCalls), ledger on; rate and CPU are per call, not per request',
     `(b): ${HEALTHY_DESTINATIONS + 1} destinations; every ${otherEvery}th delivery is for the ` +
       `other one, whose webhook answers 200 (all healthy) or never (timeouts after ` +
       `${s.requestTimeoutMs} ms); the rest go to the ${HEALTHY_DESTINATIONS} healthy ones in ` +
@@ -241,6 +286,7 @@ export function dispatcherReport(input: ReportInput): string {
         isolation >= GOAL.isolation,
         paired(failing, healthy, 'perSecond'),
       ),
+      ...batchRatios(input),
       [
         '(c) dispatcher CPU, only paused retry partitions',
         `${fixed(idlePercent, 2)}%`,
@@ -251,4 +297,38 @@ export function dispatcherReport(input: ReportInput): string {
     ]),
     ...input.warnings.map((w) => `warning: ${w}`),
   ].join('\n');
+}
+
+/** Batching against single-call delivery in the same rounds: calls a second and CPU per call. */
+function batchRatios(input: ReportInput): string[][] {
+  const { dispatcher } = input;
+  return [
+    [input.batch100, 'N=100', true],
+    [input.batch1000, 'N=1,000', false],
+  ].flatMap(([series, n, goal]) => {
+    const s = series as Series;
+    const rate = value(s) / value(dispatcher);
+    const cpu = value(s, 'cpuUsPerRequest') / value(dispatcher, 'cpuUsPerRequest');
+    const verdict = (met: boolean) => (!goal ? 'context' : met ? 'meets goal' : 'MISSES GOAL');
+    return [
+      [
+        `(a) batching ${n as string} calls/s ÷ single-call deliveries/s (ledger on)`,
+        fixed(rate, 2),
+        goal ? `>= ${fixed(GOAL.batchRate, 2)}` : '',
+        verdict(rate >= GOAL.batchRate),
+        paired(s, dispatcher, 'perSecond')
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
+      [
+        `(a) batching ${n as string} CPU/call ÷ single-call CPU/delivery`,
+        fixed(cpu, 3),
+        goal ? `<= ${fixed(GOAL.batchCpu, 2)}` : '',
+        verdict(cpu <= GOAL.batchCpu),
+        paired(s, dispatcher, 'cpuUsPerRequest')
+          .map((r) => fixed(r, 3))
+          .join(' '),
+      ],
+    ];
+  });
 }

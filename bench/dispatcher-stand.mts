@@ -166,6 +166,22 @@ export class DispatcherStand {
   }
 
   /**
+   * Batched delivery for the healthy destination: at most `maxCalls` calls a request (no byte
+   * bound to speak of, 100 ms of waiting), or one call a request (null). The dispatcher reads it
+   * at start.
+   */
+  async setBatching(maxCalls: number | null): Promise<void> {
+    const bounds = maxCalls === null ? [null, null, null] : [maxCalls, 16_777_216, 100];
+    await withDatabase(this.options.databaseUrl, (database) =>
+      database.query(
+        `UPDATE destination SET batch_max_calls = $1, batch_max_bytes = $2,
+         batch_max_wait_ms = $3 WHERE id = $4`,
+        [...bounds, this.healthy.destinationId],
+      ),
+    );
+  }
+
+  /**
    * Pre-fills part `a` with `records` deliveries for the healthy destination and part `b`
    * with as many, every `otherEvery`-th for the other one and the rest spread over the healthy
    * destinations in turn; returns records/s.

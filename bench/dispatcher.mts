@@ -16,12 +16,14 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { progress, runBench } from './common.mts';
 import type { BareSpec } from './dispatcher-bare.mts';
 import {
+  BATCH_SIDES,
   dispatcherReport,
   type IdleSample,
   readSettings,
   type Sample,
   type Series,
   type Settings,
+  type Side,
 } from './dispatcher-report.mts';
 import type { SinkCounts } from './dispatcher-sink.mts';
 import { DispatcherStand, type Offsets, type Part } from './dispatcher-stand.mts';
@@ -60,8 +62,6 @@ interface Mark {
   readonly sink?: number;
   readonly machine?: number;
 }
-
-type Side = 'dispatcher' | 'ledgerOff' | 'bare' | 'healthy' | 'failing';
 
 /** Where the outcomes of the last ledger-on run of (a) start, and how many there are. */
 interface LedgerRun {
@@ -107,15 +107,19 @@ class DispatcherBench {
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
       failing: series('(b) healthy dest., other times out'),
+      batch100: series('(a) batching N=100 calls/s, ledger on'),
+      batch1000: series('(a) batching N=1,000 calls/s, ledger on'),
     };
     for (let round = 1; round <= s.rounds; round += 1) {
       progress(`round ${round}/${s.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const odd = round % 2 === 1;
       const order: Side[] = odd
-        ? ['dispatcher', 'ledgerOff', 'bare', 'healthy', 'failing']
-        : ['bare', 'ledgerOff', 'dispatcher', 'failing', 'healthy'];
-      for (const side of order) all[side].samples.push(await this.measure(side));
+        ? ['dispatcher', 'batch100', 'ledgerOff', 'bare', 'batch1000', 'healthy', 'failing']
+        : ['bare', 'batch1000', 'ledgerOff', 'dispatcher', 'batch100', 'failing', 'healthy'];
+      for (const side of order.filter((one) => s.sides.includes(one))) {
+        all[side].samples.push(await this.measure(side));
+      }
     }
     const writer = await this.measureWriter();
     const idle = await this.measureIdle('only paused retry partitions', s.pausedPerTier);
@@ -165,6 +169,7 @@ class DispatcherBench {
         : s.deliveries - Math.floor(s.deliveries / Math.round(100 / s.otherPercent));
     await fetch(`${this.okOrigin}/__reset`, { method: 'POST' });
     const outcomes = this.stand.outcomesTopic('a');
+    // The single-call ledger-on run's outcomes are the ones the writer drains.
     const ledgerFrom = side === 'dispatcher' ? await this.stand.endOffsets(outcomes) : undefined;
     let child: Managed;
     if (side === 'bare') {
@@ -174,6 +179,7 @@ class DispatcherBench {
         side === 'failing' ? `${this.hangOrigin}${OTHER_PATH}` : this.otherUrl,
       );
       await this.retrying(() => this.stand.resetGroups(part));
+      if (part === 'a') await this.stand.setBatching(BATCH_SIDES[side] ?? null);
       child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1);
     }
     try {

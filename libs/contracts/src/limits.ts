@@ -31,3 +31,14 @@ export const MAX_DESTINATIONS_PER_SOURCE = 20;
  * limit is null). Enforced by the admin API and by the database.
  */
 export const MAX_DESTINATION_RATE_LIMIT_PER_SECOND = 10_000;
+
+/**
+ * A batching destination's bounds (docs/api.md, "Batched delivery"): calls per request (1 to
+ * 4,000, as Segment's Webhooks (Actions) batch allows; 100 by default), bytes of a request's
+ * body and milliseconds a batch waits to fill. Enforced by the admin API and by the database.
+ */
+export const BATCH_LIMITS = {
+  maxCalls: { min: 1, max: 4_000, default: 100 },
+  maxBytes: { min: 1_024, max: 16_777_216, default: 1_048_576 },
+  maxWaitMs: { min: 0, max: 60_000, default: 1_000 },
+} as const;

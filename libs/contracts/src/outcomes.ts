@@ -74,6 +74,11 @@ export interface DeliveryOutcome {
   readonly webhooks?: readonly WebhookAttempt[];
   /** The delivery this one replays, when it is a replay. */
   readonly replayOf?: string;
+  /**
+   * The batch request this attempt travelled in (a batching destination's; the receiver sees
+   * it as `X-Sluice-Batch-Id`); absent for a call sent alone or moved without an attempt.
+   */
+  readonly batchId?: string;
 }
 
 const STATES: ReadonlySet<string> = new Set<DeliveryState>([
@@ -142,6 +147,7 @@ function asOutcome(value: unknown): DeliveryOutcome | undefined {
     'firstAttemptAt',
     'nextAttemptAt',
     'replayOf',
+    'batchId',
   ];
   if (optionalStrings.some((name) => o[name] !== undefined && typeof o[name] !== 'string'))
     return undefined;

@@ -41,4 +41,9 @@ export {
 export { SettingsUnavailableError } from './settings.errors';
 export type { SettingsLogger } from './settings.listener';
 export { SettingsModule, type SettingsModuleOptions } from './settings.module';
-export type { DestinationSettings, SourceSettings, WebhookSettings } from './settings.snapshot';
+export type {
+  BatchSettings,
+  DestinationSettings,
+  SourceSettings,
+  WebhookSettings,
+} from './settings.snapshot';

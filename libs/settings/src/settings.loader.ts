@@ -28,6 +28,9 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         signatureMode: true,
         previousSecretCiphertext: true,
         previousSecretExpiresAt: true,
+        batchMaxCalls: true,
+        batchMaxBytes: true,
+        batchMaxWaitMs: true,
         createdAt: true,
       },
     });

@@ -15,6 +15,9 @@ function rows(): SettingsRows {
         sharedSecretCiphertext: Buffer.from([1, 2, 3]),
         filter: null,
         rateLimitPerSecond: null,
+        batchMaxCalls: null,
+        batchMaxBytes: null,
+        batchMaxWaitMs: null,
         createdAt: new Date(1_000),
       },
     ],
@@ -147,6 +150,20 @@ describe(buildSnapshot.name, () => {
       destinations: [{ ...input.destinations[0], rateLimitPerSecond }],
     });
     expect(snapshot.destinations.get('d1')?.rateLimitPerSecond).toBe(expected);
+  });
+
+  it.each([
+    ['no batching', null, null],
+    ['batching', 500, { maxCalls: 500, maxBytes: 2048, maxWaitMs: 250 }],
+  ])('carries %s', (_name, batchMaxCalls, expected) => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [
+        { ...input.destinations[0], batchMaxCalls, batchMaxBytes: 2048, batchMaxWaitMs: 250 },
+      ],
+    });
+    expect(snapshot.destinations.get('d1')?.batching).toEqual(expected);
   });
 
   it('keeps a missing secret as null', () => {

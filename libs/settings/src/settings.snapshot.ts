@@ -1,4 +1,5 @@
 import {
+  BATCH_LIMITS,
   type CompiledFilter,
   compileFilter,
   DEFAULT_SIGNATURE_MODE,
@@ -73,6 +74,21 @@ export interface DestinationSettings {
   readonly previousSecretCiphertext?: Readonly<Uint8Array> | null;
   /** When the previous secret stops signing, epoch milliseconds; null without one. */
   readonly previousSecretExpiresAt?: number | null;
+  /**
+   * Batched delivery's bounds; null (or absent, in hand-made settings) sends one call a
+   * request.
+   */
+  readonly batching?: BatchSettings | null;
+}
+
+/** A batching destination's bounds (docs/api.md, "Batched delivery"). */
+export interface BatchSettings {
+  /** Most calls in one request. */
+  readonly maxCalls: number;
+  /** Most bytes of one request's body (a single larger call still goes, alone). */
+  readonly maxBytes: number;
+  /** Longest the first call of a batch waits for the batch to fill, in ms. */
+  readonly maxWaitMs: number;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -93,6 +109,9 @@ export interface SettingsRows {
     | 'sharedSecretCiphertext'
     | 'filter'
     | 'rateLimitPerSecond'
+    | 'batchMaxCalls'
+    | 'batchMaxBytes'
+    | 'batchMaxWaitMs'
     | 'createdAt'
   > &
     Partial<
@@ -243,5 +262,17 @@ function toDestination(
       ? Uint8Array.from(row.previousSecretCiphertext)
       : null,
     previousSecretExpiresAt: row.previousSecretExpiresAt?.getTime() ?? null,
+    batching: batchingOf(row),
+  });
+}
+
+/** The batching bounds of a row; null when it sends one call a request. */
+function batchingOf(row: SettingsRows['destinations'][number]): BatchSettings | null {
+  const { batchMaxCalls, batchMaxBytes, batchMaxWaitMs } = row;
+  if (batchMaxCalls === null || batchMaxCalls === undefined) return null;
+  return Object.freeze({
+    maxCalls: batchMaxCalls,
+    maxBytes: batchMaxBytes ?? BATCH_LIMITS.maxBytes.default,
+    maxWaitMs: batchMaxWaitMs ?? BATCH_LIMITS.maxWaitMs.default,
   });
 }

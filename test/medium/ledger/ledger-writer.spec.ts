@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
+import type { DeliveryOutcome } from '@app/contracts';
 import { createSettingsDataSource } from '@app/settings';
 import { Metrics } from '@app/observability';
 import type { DataSource } from 'typeorm';
@@ -28,6 +29,22 @@ function row(id: string, attempts: number, atMs: number, result = 'retrying'): L
     firstAttemptAt: new Date(NOW - 60_000).toISOString(),
     at: new Date(atMs).toISOString(),
   })!;
+}
+
+/** The outcome a row was made of, as the dispatcher publishes it. */
+function outcomeOf(r: LedgerRow): DeliveryOutcome {
+  return {
+    deliveryId: r.id,
+    messageId: r.messageId,
+    sourceId: r.sourceId,
+    destinationId: r.destinationId,
+    type: r.callType,
+    result: r.state,
+    attempts: r.attempts,
+    reason: r.reason ?? undefined,
+    firstAttemptAt: r.firstAttemptAt.toISOString(),
+    at: r.updatedAt.toISOString(),
+  };
 }
 
 describe('the delivery ledger writer', () => {
@@ -91,6 +108,20 @@ describe('the delivery ledger writer', () => {
     await Promise.all([writer.add(row(id, 1, NOW)), writer.add(row(id, 2, NOW + 1, 'dead'))]);
     await expect(ledger(id)).resolves.toMatchObject({ state: 'dead', attempts: 2 });
     expect((await ledger(id)).history).toHaveLength(2);
+  });
+
+  it('keeps in each attempt of the history the batch request it travelled in', async () => {
+    const id = randomUUID();
+    const [first, second] = [randomUUID(), randomUUID()];
+    await writer.add(ledgerRow({ ...outcomeOf(row(id, 1, NOW)), batchId: first })!);
+    await writer.add(
+      ledgerRow({ ...outcomeOf(row(id, 2, NOW + 10_000, 'delivered')), batchId: second })!,
+    );
+    const { history } = await ledger(id);
+    expect(history.map((entry) => (entry as { batchId?: string }).batchId)).toEqual([
+      first,
+      second,
+    ]);
   });
 
   it('keeps a dead letter pointer that came before its outcome', async () => {

@@ -31,6 +31,7 @@ const EXPECTED_CONSTRAINTS = [
   'deletion_request_user_count_check',
   'delivery_ledger_pkey',
   'delivery_ledger_state_check',
+  'destination_batching_check',
   'destination_filter_object_check',
   'destination_kind_check',
   'destination_name_not_empty_check',
@@ -122,6 +123,7 @@ describe('settings migrations', () => {
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
       'AddDestinationSigning1763769601000',
+      'AddDestinationBatching1763769601050',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -187,6 +189,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationBatching1763769601050',
       'AddDestinationSigning1763769601000',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',

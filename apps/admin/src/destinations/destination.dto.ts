@@ -18,6 +18,7 @@ import {
 } from 'class-validator';
 
 import {
+  BATCH_LIMITS,
   MAX_DESTINATION_NAME_CHARS,
   MAX_DESTINATION_RATE_LIMIT_PER_SECOND,
   MAX_SECRET_OVERLAP_SECONDS,
@@ -79,6 +80,67 @@ function IsRateLimit(): PropertyDecorator {
   };
 }
 
+/**
+ * A destination's batched delivery (docs/api.md, "Batched delivery"): each bound absent takes
+ * its default.
+ */
+export class BatchingDto {
+  @ApiPropertyOptional({
+    minimum: BATCH_LIMITS.maxCalls.min,
+    maximum: BATCH_LIMITS.maxCalls.max,
+    default: BATCH_LIMITS.maxCalls.default,
+    description: 'Most calls in one request',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(BATCH_LIMITS.maxCalls.min)
+  @Max(BATCH_LIMITS.maxCalls.max)
+  maxCalls?: number;
+
+  @ApiPropertyOptional({
+    minimum: BATCH_LIMITS.maxBytes.min,
+    maximum: BATCH_LIMITS.maxBytes.max,
+    default: BATCH_LIMITS.maxBytes.default,
+    description: "Most bytes of a request's body; a single larger call goes alone",
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(BATCH_LIMITS.maxBytes.min)
+  @Max(BATCH_LIMITS.maxBytes.max)
+  maxBytes?: number;
+
+  @ApiPropertyOptional({
+    minimum: BATCH_LIMITS.maxWaitMs.min,
+    maximum: BATCH_LIMITS.maxWaitMs.max,
+    default: BATCH_LIMITS.maxWaitMs.default,
+    description: 'Longest the first call of a batch waits for it to fill, in ms',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(BATCH_LIMITS.maxWaitMs.min)
+  @Max(BATCH_LIMITS.maxWaitMs.max)
+  maxWaitMs?: number;
+}
+
+/** Batching: null (one call a request, the default) or the bounds of each request. */
+function IsBatching(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((_dto, value) => value !== null && value !== undefined)(target, key);
+    IsObject()(target, key);
+    ValidateNested()(target, key);
+    Type(() => BatchingDto)(target, key);
+  };
+}
+
+/** What the OpenAPI document says of batching. */
+const BATCHING_SCHEMA = {
+  type: BatchingDto,
+  nullable: true,
+  description:
+    'Batched delivery: null (or absent) sends one call a request; an object sends the calls ' +
+    'as JSON arrays signed as a whole, within its bounds. See docs/api.md, "Batched delivery".',
+} as const;
+
 /** Body of `POST .../destinations` (and of the older `POST .../destination`). */
 export class CreateDestinationDto {
   @ApiProperty({
@@ -109,6 +171,9 @@ export class CreateDestinationDto {
   @IsOptional()
   @IsIn(SIGNATURE_MODES)
   signatureMode?: SignatureMode;
+  @ApiPropertyOptional(BATCHING_SCHEMA)
+  @IsBatching()
+  batching?: BatchingDto | null;
 }
 
 /** Body of `PATCH` on a destination: the fields to change. */
@@ -132,6 +197,9 @@ export class UpdateDestinationDto {
   @AbsentOrValid()
   @IsIn(SIGNATURE_MODES)
   signatureMode?: SignatureMode;
+  @ApiPropertyOptional(BATCHING_SCHEMA)
+  @IsBatching()
+  batching?: BatchingDto | null;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */

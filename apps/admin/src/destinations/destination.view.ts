@@ -21,6 +21,12 @@ export interface DestinationView {
   readonly filter: object | null;
   /** Deliveries a second at most, across all dispatcher replicas; null is unlimited. */
   readonly rateLimitPerSecond: number | null;
+  /** Batched delivery's bounds; null sends one call a request. */
+  readonly batching: {
+    readonly maxCalls: number;
+    readonly maxBytes: number;
+    readonly maxWaitMs: number;
+  } | null;
   readonly sharedSecretSet: boolean;
   /** How its requests are signed (docs/api.md, "Signatures"). */
   readonly signatureMode: string;
@@ -46,6 +52,10 @@ export function destinationView(
     enabled: d.enabled,
     filter: d.filter ?? null,
     rateLimitPerSecond: d.rateLimitPerSecond ?? null,
+    batching:
+      d.batchMaxCalls === null || d.batchMaxCalls === undefined
+        ? null
+        : { maxCalls: d.batchMaxCalls, maxBytes: d.batchMaxBytes!, maxWaitMs: d.batchMaxWaitMs! },
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     signatureMode: d.signatureMode,
     previousSecretExpiresAt: d.previousSecretExpiresAt?.toISOString() ?? null,

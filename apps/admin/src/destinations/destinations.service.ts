@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 
 import {
   DEFAULT_SIGNATURE_MODE,
+  BATCH_LIMITS,
   MAX_DESTINATIONS_PER_SOURCE,
   MAX_WEBHOOKS_PER_DESTINATION,
 } from '@app/contracts';
@@ -14,6 +15,7 @@ import { conflict, notFound } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
 import { SourcesService } from '../sources/sources.service';
 import {
+  BatchingDto,
   CreateDestinationDto,
   UpdateDestinationDto,
   UpdateWebhookDto,
@@ -125,6 +127,7 @@ export class DestinationsService {
             signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
             filter: filter ?? null,
             rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
+            ...batchColumns(dto.batching),
           }),
         );
         return destinationView(saved, []);
@@ -138,7 +141,10 @@ export class DestinationsService {
     return this.locked(ref, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
   }
 
-  /** Renames it, replaces its filter (null: takes every call) or its rate limit (null: none). */
+  /**
+   * Renames it, replaces its filter (null: takes every call), its rate limit (null: none) or
+   * its batching (null: one call a request).
+   */
   async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
     try {
@@ -157,6 +163,7 @@ export class DestinationsService {
           if (refusal) throw refused(refusal);
           d.signatureMode = dto.signatureMode;
         }
+        if (dto.batching !== undefined) Object.assign(d, batchColumns(dto.batching));
         return destinationView(await m.save(d), hooks);
       });
     } catch (error) {
@@ -345,4 +352,18 @@ async function renumber(m: EntityManager, hooks: readonly WebhookEntity[]): Prom
   const moved = hooks.filter((hook, position) => hook.position !== position);
   hooks.forEach((hook, position) => (hook.position = position));
   if (moved.length > 0) await m.save(moved);
+}
+
+/** The batching columns of a request's `batching`: all null, or each bound or its default. */
+function batchColumns(
+  batching: BatchingDto | null | undefined,
+): Pick<DestinationEntity, 'batchMaxCalls' | 'batchMaxBytes' | 'batchMaxWaitMs'> {
+  if (batching === null || batching === undefined) {
+    return { batchMaxCalls: null, batchMaxBytes: null, batchMaxWaitMs: null };
+  }
+  return {
+    batchMaxCalls: batching.maxCalls ?? BATCH_LIMITS.maxCalls.default,
+    batchMaxBytes: batching.maxBytes ?? BATCH_LIMITS.maxBytes.default,
+    batchMaxWaitMs: batching.maxWaitMs ?? BATCH_LIMITS.maxWaitMs.default,
+  };
 }

@@ -16,6 +16,8 @@ export interface LedgerHistoryEntry {
   readonly lastStatus?: number;
   readonly nextAttemptAt?: string;
   readonly webhooks?: DeliveryOutcome['webhooks'];
+  /** The batch request the attempt travelled in, for a batching destination. */
+  readonly batchId?: string;
 }
 
 /** What names a delivery's row (its key: id and first attempt) and what it is of. */
@@ -87,6 +89,7 @@ export function ledgerRow(outcome: DeliveryOutcome): LedgerRow | undefined {
         lastStatus: outcome.lastStatus,
         nextAttemptAt: outcome.nextAttemptAt,
         webhooks: outcome.webhooks,
+        batchId: outcome.batchId,
       },
     ],
     replayOf:

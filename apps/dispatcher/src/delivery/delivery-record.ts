@@ -153,13 +153,15 @@ function str(text: string): string {
  * from the facts. Building an object and stringifying it cost about four times as much, on a
  * path taken once per delivery. Times are epoch ms. `firstAttemptAt` (when the dispatcher
  * first took the delivery) is the same on every outcome of a delivery and places its ledger
- * row; it is left out where it is `at`, as on every first try's outcome.
+ * row; it is left out where it is `at`, as on every first try's outcome. `batchId` names the
+ * batch request the attempt travelled in, for a batching destination.
  */
 export function outcomeJson(
   facts: DeliveryFacts,
   decision: Decision,
   answers: readonly TimedResult[] | undefined,
   now: number,
+  batchId?: string,
 ): string {
   let json =
     `{"messageId":${str(facts.messageId ?? '')},"sourceId":${str(facts.sourceId ?? '')}` +
@@ -199,6 +201,7 @@ export function outcomeJson(
     for (const answer of answers) webhooks += (webhooks ? ',' : '') + webhookJson(answer);
     json += `,"webhooks":[${webhooks}]`;
   }
+  if (batchId !== undefined) json += `,"batchId":${str(batchId)}`;
   return json + '}';
 }
 

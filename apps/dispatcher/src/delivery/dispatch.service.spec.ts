@@ -1046,4 +1046,129 @@ describe(DispatchService.name, () => {
     producer.failure = new Error('broker down');
     await expect(service().dispatch(delivery(), 'main')).rejects.toThrow('broker down');
   });
+
+  describe('batched delivery', () => {
+    const BATCHING = { maxCalls: 3, maxBytes: 1_048_576, maxWaitMs: 60_000 };
+
+    /** A batching destination with one webhook (and a secret, when given). */
+    function batching(overrides: Partial<DestinationSettings> = {}): void {
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({ webhooks: [webhook('w-1', URL_1)], batching: BATCHING, ...overrides }),
+      );
+    }
+
+    /** The nth call of a batch: its own message id, offset and body. */
+    function call(n: number, headers: Record<string, string> = {}): IncomingRecord {
+      const body = Buffer.from(`{"type":"track","messageId":"m-${n}","event":"E ${n}"}`);
+      const record = delivery({ [HEADER.messageId]: `m-${n}`, ...headers }, body);
+      return { ...record, offset: String(n) };
+    }
+
+    it('sends a full batch as one JSON array of the exact bodies, signed as a whole', async () => {
+      const secret = 'batch-secret';
+      batching({ sharedSecretCiphertext: box.seal(secret) });
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      await expect(Promise.all(results)).resolves.toEqual(['delivered', 'delivered', 'delivered']);
+      expect(client.posts).toHaveLength(1);
+      const [post] = client.posts;
+      const bodies = [1, 2, 3].map((n) => call(n).value!.toString());
+      expect(post.body.toString()).toBe(`[${bodies.join(',')}]`);
+      expect(JSON.parse(post.body.toString())).toHaveLength(3);
+      const expected = createHmac('sha1', secret).update(post.body).digest('hex');
+      expect(post.headers['x-signature']).toBe(expected);
+      const batchId = post.headers['x-sluice-batch-id'];
+      expect(batchId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(producer.outcomes.map((o) => [o.messageId, o.result, o.batchId])).toEqual([
+        ['m-1', 'delivered', batchId],
+        ['m-2', 'delivered', batchId],
+        ['m-3', 'delivered', batchId],
+      ]);
+      await expect(counted(metrics.batches, { result: 'delivered' })).resolves.toBe(1);
+      await expect(counted(metrics.batchedCalls, {})).resolves.toBe(3);
+    });
+
+    it('sends a batch not yet full once its first call waited maxWaitMs', async () => {
+      batching({ batching: { ...BATCHING, maxWaitMs: 1 } });
+      await expect(service().dispatch(call(1), 'main')).resolves.toBe('delivered');
+      expect(client.posts).toHaveLength(1);
+      expect(JSON.parse(client.posts[0].body.toString())).toHaveLength(1);
+    });
+
+    it('starts a new batch when the next call would pass maxBytes', async () => {
+      const size = call(1).value!.length;
+      // Room for two calls' array, not three.
+      batching({ batching: { ...BATCHING, maxBytes: 2 * size + 3, maxWaitMs: 1 } });
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      await expect(Promise.all(results)).resolves.toHaveLength(3);
+      const sizes = client.posts.map((p) => (JSON.parse(p.body.toString()) as unknown[]).length);
+      expect(sizes).toEqual([2, 1]);
+    });
+
+    it('retries a failed batch call by call, each on its tier with its own record', async () => {
+      batching();
+      client.answers.set(URL_1, HTTP_500);
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      await expect(Promise.all(results)).resolves.toEqual(['retried', 'retried', 'retried']);
+      expect(client.posts).toHaveLength(1);
+      expect(producer.sent.map((r) => [r.topic, texts(r)[HEADER.messageId]])).toEqual([
+        [retryTopic(10), 'm-1'],
+        [retryTopic(10), 'm-2'],
+        [retryTopic(10), 'm-3'],
+      ]);
+      const batchId = client.posts[0].headers['x-sluice-batch-id'];
+      expect(producer.outcomes.every((o) => o.result === 'retrying' && o.batchId === batchId)).toBe(
+        true,
+      );
+    });
+
+    it('forms the calls of a retry subset apart from those covering every webhook', async () => {
+      batching({
+        batching: { ...BATCHING, maxWaitMs: 1 },
+        webhooks: [webhook('w-1', URL_1), webhook('w-2', URL_2)],
+      });
+      const dispatch = service();
+      const results = [
+        dispatch.dispatch(call(1), 'main'),
+        dispatch.dispatch(call(2, { [HEADER.attempt]: '2', [HEADER.webhookIds]: 'w-2' }), 'retry'),
+      ];
+      await expect(Promise.all(results)).resolves.toEqual(['delivered', 'delivered']);
+      expect(client.urls()).toEqual([URL_1, URL_2, URL_2]);
+    });
+
+    it('discards every call when the destination was disabled before the batch went', async () => {
+      batching({ batching: { ...BATCHING, maxWaitMs: 1 } });
+      const dispatch = service();
+      const results = [1, 2].map((n) => dispatch.dispatch(call(n), 'main'));
+      settings.destinations.set(DESTINATION_ID, destination({ enabled: false }));
+      await expect(Promise.all(results)).resolves.toEqual(['discarded', 'discarded']);
+      expect(client.posts).toHaveLength(0);
+    });
+
+    it('fails every call of a batch whose retry records Kafka refused', async () => {
+      batching();
+      client.answers.set(URL_1, HTTP_500);
+      producer.failure = new Error('broker down');
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      for (const result of results) await expect(result).rejects.toThrow('broker down');
+    });
+
+    it('answers the transport at once with a wait that holds the offset until the answer', async () => {
+      batching();
+      const dispatch = service();
+      const answer = await dispatch.handle(call(1), 'main');
+      expect(answer).toBeInstanceOf(DurableLater);
+      let durable = false;
+      void answer!.durable.then(() => (durable = true));
+      await settle();
+      expect(durable).toBe(false);
+      await Promise.all([2, 3].map((n) => dispatch.handle(call(n), 'main')));
+      await answer!.durable;
+      expect(client.posts).toHaveLength(1);
+    });
+  });
 });

@@ -1,4 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 
 import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
@@ -23,6 +25,8 @@ import {
   retryRecord,
   TimedResult,
 } from './delivery-record';
+import { batchBody } from './batch-former';
+import { BatchCall, BatchedOutcome, BatchQueue } from './batch-queue';
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
@@ -40,6 +44,12 @@ import {
   UnsignableError,
   webhookHeaders,
 } from './webhook-request';
+
+/** Formed batches of one destination that may wait for its slots before calls wait for room. */
+const MAX_WAITING_BATCHES = 2;
+
+/** Names the batch request an attempt travelled in, to the receiver and in the ledger. */
+export const BATCH_ID_HEADER = 'x-sluice-batch-id';
 
 /** The settings of the dispatch, from the app's configuration. */
 export interface DispatchOptions extends RetryPolicy {
@@ -76,7 +86,7 @@ export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
  * what it produced was acknowledged, so the transport commits after that.
  */
 @Injectable()
-export class DispatchService {
+export class DispatchService implements OnModuleDestroy {
   private readonly logger = new Logger(DispatchService.name);
   private readonly now: () => number;
   private readonly random: () => number;
@@ -84,6 +94,8 @@ export class DispatchService {
   private readonly gate: DestinationGate;
   private readonly breakers: CircuitBreakers;
   private readonly outcomes: OutcomeBatcher;
+  /** Calls of batching destinations, gathering into batches (batched delivery). */
+  private readonly batches: BatchQueue<DispatchResult>;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, SecretSigners>();
   /** Static headers less those that cannot be sent (saved before the admin refused them). */
@@ -104,6 +116,15 @@ export class DispatchService {
     this.gate = new DestinationGate(options.maxInFlightPerDestination);
     this.breakers = new CircuitBreakers(options.breaker);
     this.outcomes = new OutcomeBatcher(producer);
+    this.batches = new BatchQueue(
+      (calls, started) => this.sendBatch(calls, started),
+      MAX_WAITING_BATCHES,
+    );
+  }
+
+  /** Closing: batches still forming go now, and later ones without waiting to fill. */
+  onModuleDestroy(): void {
+    this.batches.close();
   }
 
   /**
@@ -115,7 +136,7 @@ export class DispatchService {
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
     const { result, ledger } = await this.run(record, path);
     await ledger?.durable;
-    return result;
+    return typeof result === 'function' ? result() : result;
   }
 
   /**
@@ -134,6 +155,7 @@ export class DispatchService {
     const destination = this.settings.destination(facts.destinationId);
     const admission = admit(facts, destination, this.now());
     if (admission.kind === 'decided') return this.apply(record, facts, admission.decision);
+    if (destination!.batching) return this.batch(record, facts, body, destination!, path);
     const destinationId = facts.destinationId;
     // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe.
     const { admission: breaker, change } = this.breakers.admit(destinationId, this.now());
@@ -242,17 +264,165 @@ export class DispatchService {
   ): Promise<Handled> {
     const now = this.now();
     const records: OutgoingRecord[] = [];
+    // The batcher's promise is handled already: the send below may throw before anyone waits.
+    const ledger = this.effects(record, facts, decision, records, answers, now);
+    if (records.length > 0) await this.producer.send(records);
+    return { result: this.count(facts, decision, record, path, now), ledger };
+  }
+
+  /**
+   * Adds to `records` what a decision produces (the retry or dead record, a delete's outcome)
+   * and hands the ledger's outcome to the batcher, answering its wait.
+   */
+  private effects(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    decision: Decision,
+    records: OutgoingRecord[],
+    answers: readonly TimedResult[] | undefined,
+    now: number,
+    batchId?: string,
+  ): DurableLater | undefined {
     if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
     const outcome = this.publishesOutcome(facts, decision)
-      ? outcomeJson(facts, decision, answers, now)
+      ? outcomeJson(facts, decision, answers, now, batchId)
       : undefined;
     // A delete's outcome is a record of its own, which the deletion receipts read.
     if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, facts, outcome));
-    // The batcher's promise is handled already: the send below may throw before anyone waits.
-    const ledger = outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
-    if (records.length > 0) await this.producer.send(records);
-    return { result: this.count(facts, decision, record, path, now), ledger };
+    return outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
+  }
+
+  /**
+   * A call of a batching destination joins its batch; its handler answers with the batch's
+   * wait (its offset waits for the batch's answer). A main-topic call whose destination's
+   * batches are backed up past `destinationWaitMs` leaves for the first tier instead.
+   */
+  private async batch(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    body: Buffer,
+    destination: DestinationSettings,
+    path: DeliveryPath,
+  ): Promise<Handled> {
+    const call = { record, facts, body, path };
+    const waitMs = this.options.destinationWaitMs;
+    const queued = await this.batches.add(call, destination.batching!, waitMs);
+    if (queued.kind === 'queued') return { result: queued.result, ledger: queued.durable };
+    const decision = leaveMainTopic(facts, 'destination_busy', this.now(), this.options);
+    return this.apply(record, facts, decision);
+  }
+
+  /**
+   * Sends one formed batch and answers each call's outcome; rejects when Kafka did not
+   * acknowledge what the calls produced (their records are handled again).
+   */
+  private async sendBatch(
+    calls: BatchCall[],
+    started: () => void,
+  ): Promise<BatchedOutcome<DispatchResult>[]> {
+    try {
+      const { decisions, answers, batchId } = await this.attemptBatch(calls, started);
+      const now = this.now();
+      const records: OutgoingRecord[] = [];
+      const ledgers = calls.map((call, i) =>
+        this.effects(call.record, call.facts, decisions[i], records, answers, now, batchId),
+      );
+      if (records.length > 0) await this.producer.send(records);
+      const results = calls.map((call, i) =>
+        this.count(call.facts, decisions[i], call.record, call.path, now),
+      );
+      if (answers !== undefined) {
+        this.metrics.batches.inc({ result: results[0] });
+        this.metrics.batchedCalls.inc(calls.length);
+      }
+      return results.map((result, i) => ({ result, ledger: ledgers[i] }));
+    } catch (error) {
+      this.logger.warn(`batch of ${calls.length} call(s) not settled: ${String(error)}`);
+      throw error;
+    }
+  }
+
+  /**
+   * One attempt of a batch, as one request: waits for a slot of its destination, reads the
+   * destination as it is now, lets its breaker and rate limit (one token a request) decide, and
+   * decides each call from the answers. The calls share their webhooks (the batch's key).
+   */
+  private async attemptBatch(
+    calls: readonly BatchCall[],
+    started: () => void,
+  ): Promise<BatchAttempt> {
+    const { facts } = calls[0];
+    const destinationId = facts.destinationId;
+    if (!this.gate.tryAcquire(destinationId, this.now())) await this.gate.acquire(destinationId);
+    started();
+    let probe = false;
+    let verdict: Verdict = 'none';
+    try {
+      const destination = this.settings.destination(destinationId);
+      const now = this.now();
+      const admission = admit(facts, destination, now);
+      if (admission.kind === 'decided') {
+        return { decisions: calls.map((call) => decidedNow(call.facts, destination, now)) };
+      }
+      const { admission: breaker, change } = this.breakers.admit(destinationId, now);
+      if (change) this.breakerObserver.changed(change);
+      if (breaker.kind === 'wait') {
+        const wait = (f: DeliveryFacts) => waitForBreaker(f, breaker.untilMs, now, this.options);
+        return { decisions: calls.map((call) => wait(call.facts)) };
+      }
+      probe = breaker.probe;
+      await this.rateLimits.take(destinationId, destination!.rateLimitPerSecond);
+      if (!this.slots.tryAcquire()) await this.slots.acquire();
+      try {
+        const attempt = await this.postBatch(calls, destination!, admission.webhooks);
+        verdict = verdictOf(attempt.answers?.map((answer) => answer.result));
+        return attempt;
+      } finally {
+        this.slots.release();
+      }
+    } finally {
+      this.gate.release(destinationId, this.now());
+      this.settleProbe(destinationId, probe, verdict);
+    }
+  }
+
+  /** Signs the batch's body as a whole and POSTs it to every covered webhook at once. */
+  private async postBatch(
+    calls: readonly BatchCall[],
+    destination: DestinationSettings,
+    webhooks: readonly WebhookSettings[],
+  ): Promise<BatchAttempt> {
+    const startedAt = this.now();
+    const body = batchBody(calls.map((call) => call.body));
+    const batchId = randomUUID();
+    let signed: Record<string, string>;
+    try {
+      // In standard-webhooks mode a batch's webhook-id is its batch id (a new one per request).
+      const message = { messageId: batchId, nowMs: startedAt };
+      signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
+    } catch (error) {
+      const reason =
+        error instanceof SecretBoxError
+          ? 'secret_unreadable'
+          : error instanceof UnsignableError
+            ? error.code
+            : undefined;
+      if (reason === undefined) throw error;
+      const dead = (f: DeliveryFacts) => deadBeforeAttempt(f, reason, startedAt);
+      return { decisions: calls.map((call) => dead(call.facts)) };
+    }
+    const headers = { ...signed, [BATCH_ID_HEADER]: batchId };
+    const label = `batch ${batchId} (${calls.length} call(s)) to destination ${destination.id}`;
+    const answers = await Promise.all(
+      webhooks.map((webhook) => this.post(calls[0].facts, webhook, body, headers, label)),
+    );
+    const now = this.now();
+    const results = answers.map((answer) => answer.result);
+    const decisions = calls.map((call) =>
+      decideAttempt({ facts: call.facts, webhooks, results, startedAt, now, policy: this.options }),
+    );
+    return { decisions, answers, batchId };
   }
 
   /** Counts and logs what became of a delivery. */
@@ -336,11 +506,13 @@ export class DispatchService {
     return this.gate.acquireWithin(destinationId, waitMs);
   }
 
+  /** POSTs to one webhook; `batch` names a batch request in the log. */
   private async post(
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
     signed: Record<string, string>,
+    batch?: string,
   ): Promise<TimedResult> {
     const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
@@ -350,7 +522,7 @@ export class DispatchService {
     this.metrics.requestEnded(result.kind, result.status, latencyMs / 1000);
     if (result.kind !== 'success') {
       this.logger.warn(
-        `${describe(facts)} to webhook ${webhook.id}, attempt ${facts.attempt}: ${result.kind} ` +
+        `${batch ?? describe(facts)} to webhook ${webhook.id}, attempt ${facts.attempt}: ${result.kind} ` +
           `${result.reason} (${result.detail})`,
       );
     }
@@ -383,10 +555,32 @@ export class DispatchService {
   }
 }
 
-/** What a delivery came to, and the wait for its ledger outcome when one was gathered. */
+/**
+ * What a delivery came to (for a batched call, once its batch was answered), and the wait for
+ * its ledger outcome when one was gathered (for a batched call, for its batch).
+ */
 interface Handled {
-  readonly result: DispatchResult;
+  readonly result: DispatchResult | (() => Promise<DispatchResult>);
   readonly ledger?: DurableLater;
+}
+
+/** A batch's attempt: each call's decision, with the answers and batch id when it was sent. */
+interface BatchAttempt {
+  readonly decisions: readonly Decision[];
+  readonly answers?: readonly TimedResult[];
+  readonly batchId?: string;
+}
+
+/** A call whose destination no longer takes it, as `admit` decides (the batch shares it). */
+function decidedNow(
+  facts: DeliveryFacts,
+  destination: DestinationSettings | undefined,
+  now: number,
+): Decision {
+  const admission = admit(facts, destination, now);
+  return admission.kind === 'decided'
+    ? admission.decision
+    : deadBeforeAttempt(facts, 'webhooks_removed', now);
 }
 
 /** An attempt's decision, with each webhook's answer when POSTs were made. */

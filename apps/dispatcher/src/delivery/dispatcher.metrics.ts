@@ -41,6 +41,10 @@ export class DispatcherMetrics {
   readonly requestsInFlight: Gauge;
   /** From the router's produce (first attempt) or the first attempt (retries) to a 2xx. */
   readonly latencySeconds: LightHistogram<never>;
+  /** Batch requests of batching destinations, by result (delivered, retried, dead, discarded). */
+  readonly batches: Counter<'result'>;
+  /** Calls that travelled in batch requests. */
+  readonly batchedCalls: Counter;
 
   private readonly pendingAttempts = new CounterTally<'outcome' | 'status_class'>();
   private readonly pendingDeliveries = new CounterTally<'result'>();
@@ -114,6 +118,15 @@ export class DispatcherMetrics {
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 14400],
     );
     this.latency = this.latencySeconds.series();
+    this.batches = metrics.counter(
+      'sluice_dispatcher_batches_total',
+      "Batch requests of batching destinations, by their first call's result",
+      ['result'],
+    );
+    this.batchedCalls = metrics.counter(
+      'sluice_dispatcher_batched_calls_total',
+      'Calls that travelled in batch requests',
+    );
   }
 
   /** A webhook request starts. */

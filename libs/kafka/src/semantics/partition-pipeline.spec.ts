@@ -353,6 +353,56 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     expect(control.commits).toEqual(['2', '3']);
   });
 
+  it('fetches a partition held for room again once its lines drained, before anything is durable', async () => {
+    const later = new Later();
+    const control = new Control();
+    const p = laterPipeline(later, control, 2);
+    const records = [0, 1, 2, 3].map((offset) => record(offset, 'k'));
+    expect(await p.admit(records, always)).toBe('2');
+    expect(control.holds).toEqual(['3']);
+    await tick();
+    expect(later.started).toEqual(['0', '1', '2']);
+    expect(control.releases).toBe(1);
+    expect(control.commits).toEqual([]);
+    expect(await p.admit([record(3, 'k')], always)).toBe('3');
+  });
+
+  it('keeps a partition held while fewer than half its slots are free', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    // Key `d` answers DurableLater at once; the others hold their slots until finished.
+    const handle = (r: IncomingRecord): Promise<unknown> =>
+      r.key?.toString() === 'd'
+        ? Promise.resolve(new DurableLater(new Promise<void>(() => undefined)))
+        : gates.handle(r);
+    const p = new PartitionPipeline(
+      handle,
+      {
+        maxInFlight: 4,
+        dueAt: () => undefined,
+        dueWindowMs: 0,
+        now: () => 1_000,
+        failureBackoffMs: 500,
+        admissionWaitMs: 20,
+      },
+      control,
+    );
+    const keys = ['a', 'b', 'c', 'd', 'd', 'd', 'd', 'd', 'd'];
+    expect(
+      await p.admit(
+        keys.map((key, offset) => record(offset, key)),
+        always,
+      ),
+    ).toBe('7');
+    expect(control.holds).toEqual(['8']);
+    await tick();
+    // The line of `d` drained, but only one slot of four is free.
+    expect(control.releases).toBe(0);
+    gates.finish(0);
+    await tick();
+    expect(control.releases).toBe(1);
+  });
+
   it('treats a refused durability as a failure: rewinds to that record once all settled', async () => {
     const later = new Later();
     const control = new Control();

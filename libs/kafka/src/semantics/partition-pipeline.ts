@@ -236,8 +236,8 @@ export class PartitionPipeline {
   private async run(task: Task): Promise<void> {
     let later: Promise<void> | undefined;
     try {
-      // A failure earlier in the partition stops the records after it, also in this lane.
       if (task.dueAt !== undefined) await this.until(task.dueAt);
+      // A failure earlier in the partition stops the records after it, also in this lane.
       if (this.failure === undefined || task.offset <= this.failure) {
         const answer = await this.handle(task.record);
         if (answer instanceof DurableLater) later = answer.durable;
@@ -249,7 +249,10 @@ export class PartitionPipeline {
       const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
       if (next === undefined) this.slots.release();
       if (later === undefined) this.finished();
-      else this.finishWhenDurable(task, later);
+      else {
+        this.finishWhenDurable(task, later);
+        this.roomFreed();
+      }
       if (next !== undefined) void this.run(next);
     }
   }
@@ -287,6 +290,20 @@ export class PartitionPipeline {
       () => settle(false),
       (error: unknown) => settle(true, error),
     );
+  }
+
+  /**
+   * A record answered DurableLater: its slot (or its place in a line) is free though it has not
+   * finished. A partition held for want of room fetches again once no record waits in a line
+   * and half its slots are free; waiting for such records to finish could wait on the very
+   * records held back (a batch forming until more calls come). The half keeps a partition
+   * whose slots free one at a time from fetching again per record.
+   */
+  private roomFreed(): void {
+    if (!this.held || this.failure !== undefined) return;
+    if (this.queued > 0 || this.slots.free < this.options.maxInFlight / 2) return;
+    this.held = false;
+    this.control.release();
   }
 
   private fail(task: Task, error: unknown): void {

@@ -19,6 +19,11 @@ export class Semaphore {
 
   constructor(private readonly size: number) {}
 
+  /** Slots free now. */
+  get free(): number {
+    return this.size - this.inUse;
+  }
+
   /** Takes a slot if one is free, without waiting. */
   tryAcquire(): boolean {
     if (this.inUse >= this.size) return false;

@@ -29,6 +29,12 @@ const DESTINATION_SLOTS = 20;
 /** The highest rate limit the database accepts (a frozen copy). */
 const MAX_RATE_LIMIT_PER_SECOND = 10_000;
 
+/** The batching bounds the database accepts (a frozen copy of BATCH_LIMITS). */
+const BATCH_CHECK =
+  `num_nulls("batch_max_calls", "batch_max_bytes", "batch_max_wait_ms") IN (0, 3) ` +
+  `AND "batch_max_calls" BETWEEN 1 AND 4000 AND "batch_max_bytes" BETWEEN 1024 AND 16777216 ` +
+  `AND "batch_max_wait_ms" BETWEEN 0 AND 60000`;
+
 /**
  * A webhook destination of a source. A source has at most 20, each in its own slot (unique
  * per source), with a name unique per source. Its first destination is its oldest one.
@@ -42,6 +48,7 @@ const MAX_RATE_LIMIT_PER_SECOND = 10_000;
   'destination_rate_limit_range_check',
   `"rate_limit_per_second" BETWEEN 1 AND ${MAX_RATE_LIMIT_PER_SECOND}`,
 )
+@Check('destination_batching_check', BATCH_CHECK)
 @Check('destination_kind_check', `"kind" = 'webhooks'`)
 @Check('destination_name_not_empty_check', `length(btrim("name")) > 0`)
 @Check('destination_shared_secret_not_empty_check', `octet_length("shared_secret_ciphertext") > 0`)
@@ -95,6 +102,21 @@ export class DestinationEntity {
    */
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
+
+  /**
+   * Batched delivery (docs/api.md, "Batched delivery"): most calls a request (1 to 4,000); null
+   * sends one call a request, as do the two columns below then (all three null or none).
+   */
+  @Column({ name: 'batch_max_calls', type: 'integer', nullable: true })
+  batchMaxCalls!: number | null;
+
+  /** Most bytes of a batch request's body (1 KiB to 16 MiB); null when not batching. */
+  @Column({ name: 'batch_max_bytes', type: 'integer', nullable: true })
+  batchMaxBytes!: number | null;
+
+  /** Longest a batch waits to fill, in ms (0 to 60,000); null when not batching. */
+  @Column({ name: 'batch_max_wait_ms', type: 'integer', nullable: true })
+  batchMaxWaitMs!: number | null;
 
   /** Created disabled; the admin API enables it only once it has at least one webhook. */
   @Column({ name: 'enabled', type: 'boolean', default: false })
