@@ -7,6 +7,7 @@ import { createSettingsDataSource } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { DestinationsRepository } from '../../../apps/admin/src/destinations/destinations.repository';
+import { MASKED_HEADER_VALUE } from '../../../apps/admin/src/destinations/header-values';
 import {
   DestinationRef,
   DestinationsService,
@@ -41,16 +42,13 @@ describe(DestinationsService.name, () => {
   let dataSource: DataSource;
   let sources: SourcesService;
   let destinations: DestinationsService;
+  const box = new SecretBox(TEST_SECRETS_KEY);
 
   beforeAll(async () => {
     database = await createMigratedTestDatabase();
     dataSource = await createSettingsDataSource({ url: database.url, poolSize: 8 }).initialize();
     sources = new SourcesService(new SourcesRepository(dataSource));
-    destinations = new DestinationsService(
-      new DestinationsRepository(dataSource),
-      sources,
-      new SecretBox(TEST_SECRETS_KEY),
-    );
+    destinations = new DestinationsService(new DestinationsRepository(dataSource), sources, box);
   });
 
   afterAll(async () => {
@@ -213,6 +211,51 @@ describe(DestinationsService.name, () => {
     await expect(sources.remove(sourceId)).rejects.toMatchObject({
       response: { code: 'source_not_found' },
     });
+  });
+
+  it('stores static header values sealed, shows them masked, and keeps a value sent back masked', async () => {
+    const sourceId = await newSource();
+    const { id } = await destinations.create(sourceId, { name: 'headers' });
+    const ref: DestinationRef = { sourceId, destinationId: id };
+    const hook = await destinations.addWebhook(ref, {
+      url: 'https://x.test/',
+      headers: { Authorization: 'Bearer t0ken', 'X-Team': 'data' },
+    });
+    expect(hook.headers).toEqual({
+      Authorization: MASKED_HEADER_VALUE,
+      'X-Team': MASKED_HEADER_VALUE,
+    });
+    const storedHeaders = async () => {
+      const [row]: { headers: Record<string, string> }[] = await dataSource.query(
+        'SELECT "headers" FROM "webhook" WHERE "id" = $1',
+        [hook.id],
+      );
+      return row.headers;
+    };
+    const sealed = await storedHeaders();
+    expect(JSON.stringify(sealed)).not.toContain('t0ken');
+    expect(box.openText(sealed.Authorization)).toBe('Bearer t0ken');
+
+    // What GET answers, sent back: the values stay; a new value replaces its own only.
+    await destinations.updateWebhook(ref, hook.id, {
+      headers: { authorization: MASKED_HEADER_VALUE, 'X-Team': 'ops' },
+    });
+    const edited = await storedHeaders();
+    expect(box.openText(edited.authorization)).toBe('Bearer t0ken');
+    expect(box.openText(edited['X-Team'])).toBe('ops');
+    await destinations.replaceWebhooks(ref, [
+      { id: hook.id, url: 'https://x.test/', headers: { authorization: MASKED_HEADER_VALUE } },
+    ]);
+    expect(box.openText((await storedHeaders()).authorization)).toBe('Bearer t0ken');
+
+    // A masked value with nothing stored under its name is refused, and nothing is stored.
+    await expect(
+      destinations.addWebhook(ref, {
+        url: 'https://y.test/',
+        headers: { Authorization: MASKED_HEADER_VALUE },
+      }),
+    ).rejects.toMatchObject({ response: { code: 'invalid_request' } });
+    await expect(count('webhook', 'destination_id', id)).resolves.toBe(1);
   });
 
   it('deletes a destination with its webhooks', async () => {

@@ -20,6 +20,7 @@ import {
   nameTaken,
   tooManyDestinations,
 } from './destination-rules';
+import { MASKED_HEADER_VALUE, sealedHeaders } from './header-values';
 import { DestinationView, destinationView, WebhookView, webhookView } from './destination.view';
 import { DestinationsRepository, DestinationsTransaction } from './destinations.repository';
 
@@ -148,7 +149,7 @@ export class DestinationsService {
       const hook = await tx.insertWebhook(d.id, {
         position: hooks.length,
         url: dto.url,
-        headers: dto.headers ?? {},
+        headers: this.sealed(dto.headers ?? {}, {}, 'headers'),
       });
       return webhookView(hook);
     });
@@ -163,7 +164,9 @@ export class DestinationsService {
     return this.locked(ref, async (tx, _d, hooks) => {
       const hook = findHook(hooks, webhookId);
       if (dto.url !== undefined) hook.url = dto.url;
-      if (dto.headers !== undefined) hook.headers = dto.headers;
+      if (dto.headers !== undefined) {
+        hook.headers = this.sealed(dto.headers, hook.headers, 'headers');
+      }
       const [saved] = await tx.saveWebhooks([hook]);
       return webhookView(saved);
     });
@@ -206,10 +209,29 @@ export class DestinationsService {
       );
       await tx.removeWebhooks(hooks.filter((h) => !kept.includes(h)));
       const next = entries.map((entry, position) => {
+        const stored = kept[position]?.headers ?? {};
+        const headers = this.sealed(entry.headers ?? {}, stored, `webhooks[${position}].headers`);
         const hook = kept[position] ?? tx.newWebhook(d.id);
-        return Object.assign(hook, { position, url: entry.url, headers: entry.headers ?? {} });
+        return Object.assign(hook, { position, url: entry.url, headers });
       });
       return destinationView(d, await tx.saveWebhooks(next));
+    });
+  }
+
+  /**
+   * Static header values to store, sealed like the shared secret; a masked value keeps the
+   * stored one of its name (`header-values.ts`), and is a 400 when there is none.
+   */
+  private sealed(
+    input: Readonly<Record<string, string>>,
+    stored: Readonly<Record<string, string>>,
+    field: string,
+  ): Record<string, string> {
+    const result = sealedHeaders(input, stored, (value) => this.secrets.sealText(value));
+    if (result.ok) return result.headers;
+    throw new BadRequestException({
+      code: 'invalid_request',
+      message: `${field}.${result.name}: ${JSON.stringify(MASKED_HEADER_VALUE)} keeps a stored value, and this webhook has no ${result.name} header; send the value`,
     });
   }
 

@@ -77,8 +77,14 @@ export class DispatchService {
   private readonly outcomes: OutcomeBatcher;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, HmacSha1>();
-  /** Static headers less those that cannot be sent (saved before the admin refused them). */
-  private readonly staticHeaders = new StaticHeaders((message) => this.logger.warn(message));
+  /**
+   * Static headers, opened, less those that cannot be sent (saved before the admin refused
+   * them); opened once per settings snapshot.
+   */
+  private readonly staticHeaders = new StaticHeaders(
+    (message) => this.logger.warn(message),
+    (sealed) => this.options.secrets.openText(sealed),
+  );
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -185,13 +191,15 @@ export class DispatchService {
     webhooks: readonly WebhookSettings[],
   ): Promise<Attempt> {
     const startedAt = this.now();
-    let signed: Record<string, string>;
+    let headers: Record<string, string>[];
     try {
-      signed = sluiceHeaders(body, this.signer(destination));
+      const signed = sluiceHeaders(body, this.signer(destination));
+      headers = webhooks.map((webhook) => webhookHeaders(this.staticHeaders.of(webhook), signed));
     } catch (error) {
       if (!(error instanceof SecretBoxError)) throw error;
-      // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's):
-      // dead-lettered, so one destination never blocks a partition; replayable once fixed.
+      // A shared secret or a static header value sealed under another key (the dispatcher's
+      // SECRETS_ENCRYPTION_KEY differs from the admin app's): dead-lettered, so one
+      // destination never blocks a partition; replayable once fixed.
       return { decision: deadBeforeAttempt(facts, 'secret_unreadable', startedAt) };
     }
     // The request goes out after the records admitted with this one are signed: a socket
@@ -199,8 +207,10 @@ export class DispatchService {
     await Promise.resolve();
     const answers =
       webhooks.length === 1
-        ? [await this.post(facts, webhooks[0], body, signed)]
-        : await Promise.all(webhooks.map((webhook) => this.post(facts, webhook, body, signed)));
+        ? [await this.post(facts, webhooks[0], body, headers[0])]
+        : await Promise.all(
+            webhooks.map((webhook, i) => this.post(facts, webhook, body, headers[i])),
+          );
     const decision = decideAttempt({
       facts,
       webhooks,
@@ -324,9 +334,8 @@ export class DispatchService {
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
-    signed: Record<string, string>,
+    headers: Record<string, string>,
   ): Promise<TimedResult> {
-    const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
