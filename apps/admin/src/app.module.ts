@@ -6,6 +6,7 @@ import { SecretBox } from '@app/signing';
 
 import { AdminMetrics } from './admin.metrics';
 import { AudiencesController } from './audiences/audiences.controller';
+import { AudiencesRepository } from './audiences/audiences.repository';
 import { AudiencesService } from './audiences/audiences.service';
 import { ComputedTraitsController } from './audiences/computed-traits.controller';
 import { SyncsService } from './audiences/syncs.service';
@@ -121,6 +122,7 @@ export class AppModule {
             syncExpiryMs: SYNC_EXPIRY_MS,
           },
         },
+        AudiencesRepository,
         AudiencesService,
         SyncsService,
         AdminMetrics,

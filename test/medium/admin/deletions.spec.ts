@@ -107,4 +107,30 @@ describe(DeletionsRepository.name, () => {
     await requests.markPublished(older.id, AT);
     await expect(ids()).resolves.toEqual([newer.id]);
   });
+
+  it('applies concurrent outcomes of one notification one after the other', async () => {
+    const sourceId = await source(true);
+    const destinationId = await destination(sourceId, true, true);
+    const id = randomUUID();
+    await requests.insert({ userCount: 1, sourceIds: null, createdAt: AT }, [
+      { id, sourceId, destinationId, userId: 'u1' },
+    ]);
+    const details = { reason: null, attempts: 1, outcomeAt: AT };
+    const seen: string[] = [];
+    const deliver = () =>
+      requests.updateReceipt(
+        id,
+        (current) => {
+          seen.push(current);
+          return current === 'pending' ? 'delivered' : undefined;
+        },
+        details,
+      );
+    const effects = await Promise.all([deliver(), deliver(), deliver()]);
+    expect(effects.sort()).toEqual(['recorded', 'unchanged', 'unchanged']);
+    expect(seen.sort()).toEqual(['delivered', 'delivered', 'pending']);
+    await expect(requests.updateReceipt(randomUUID(), () => 'failed', details)).resolves.toBe(
+      'unknown',
+    );
+  });
 });

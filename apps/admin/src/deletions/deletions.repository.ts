@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, IsNull, LessThan } from 'typeorm';
 
-import { DeletionRequestEntity } from '@app/settings';
+import {
+  DeletionNotificationEntity,
+  DeletionNotificationStatus,
+  DeletionRequestEntity,
+} from '@app/settings';
 
 import { TargetRow } from './deletion.view';
 
@@ -24,6 +28,9 @@ export type NewDeletionRequest = Pick<
   DeletionRequestEntity,
   'userCount' | 'sourceIds' | 'createdAt'
 >;
+
+/** What an outcome changes on a notification besides its status. */
+export type ReceiptDetails = Pick<DeletionNotificationEntity, 'reason' | 'attempts' | 'outcomeAt'>;
 
 /** Receipt counts per (source, destination) of one of several requests. */
 export type RequestTargetRow = TargetRow & { readonly request_id: string };
@@ -122,6 +129,29 @@ export class DeletionsRepository {
        ORDER BY "source_id", "destination_id"`,
       [requestIds],
     );
+  }
+
+  /**
+   * Moves a notification's receipt to the status `next` decides from the current one (none:
+   * it stays), holding the row's lock so that concurrent outcomes of one notification are
+   * applied one after the other.
+   */
+  updateReceipt(
+    id: string,
+    next: (current: DeletionNotificationStatus) => DeletionNotificationStatus | undefined,
+    details: ReceiptDetails,
+  ): Promise<'recorded' | 'unchanged' | 'unknown'> {
+    return this.dataSource.transaction(async (m) => {
+      const notification = await m.findOne(DeletionNotificationEntity, {
+        where: { id },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!notification) return 'unknown';
+      const status = next(notification.status);
+      if (status === undefined) return 'unchanged';
+      await m.update(DeletionNotificationEntity, { id }, { status, ...details });
+      return 'recorded';
+    });
   }
 
   /** Those of the source ids that exist. */
