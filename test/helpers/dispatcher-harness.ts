@@ -93,8 +93,11 @@ export class DispatcherHarness extends RouterHarness {
       ]);
     }
     if (options.headers) {
+      // Values sealed, as the admin app stores them.
+      const box = new SecretBox(TEST_SECRETS_KEY);
+      const sealed = Object.entries(options.headers).map(([name, v]) => [name, box.sealText(v)]);
       await this.sql('UPDATE webhook SET headers = $1 WHERE destination_id = $2', [
-        JSON.stringify(options.headers),
+        JSON.stringify(Object.fromEntries(sealed)),
         destination.id,
       ]);
     }

@@ -6,6 +6,7 @@ import { SecretBox } from '@app/signing';
 
 import { AdminMetrics } from './admin.metrics';
 import { AudiencesController } from './audiences/audiences.controller';
+import { AudiencesRepository } from './audiences/audiences.repository';
 import { AudiencesService } from './audiences/audiences.service';
 import { ComputedTraitsController } from './audiences/computed-traits.controller';
 import { SyncsService } from './audiences/syncs.service';
@@ -13,6 +14,7 @@ import { ADMIN_TOKENS } from './auth/admin-token.guard';
 import { CLOCK, SYSTEM_CLOCK } from './clock';
 import { AdminConfig } from './config';
 import { DeletionsController } from './deletions/deletions.controller';
+import { DeletionsRepository } from './deletions/deletions.repository';
 import { DeletionsService } from './deletions/deletions.service';
 import { OutcomesConsumer } from './deletions/outcomes.consumer';
 import { BreakerChangesConsumer } from './destinations/breaker-changes.consumer';
@@ -27,10 +29,12 @@ import {
   REPLAY_STALE_AFTER_MS,
   ReplayJobsService,
 } from './deliveries/replay-jobs.service';
+import { ReplayJobsRepository } from './deliveries/replay-jobs.repository';
 import { ReplayService } from './deliveries/replay.service';
 import { Replayer } from './deliveries/replayer';
 import { ReplaysController } from './deliveries/replays.controller';
 import { DestinationsController } from './destinations/destinations.controller';
+import { DestinationsRepository } from './destinations/destinations.repository';
 import { DestinationsService, SECRET_ROTATION_OPTIONS } from './destinations/destinations.service';
 import { SourceDestinationsController } from './destinations/source-destinations.controller';
 import {
@@ -43,6 +47,7 @@ import { adminKafka } from './kafka-topology';
 import { LedgerConsumer } from './ledger/ledger.consumer';
 import { LEDGER_WRITER_OPTIONS, LedgerWriter } from './ledger/ledger.writer';
 import { SourcesController } from './sources/sources.controller';
+import { SourcesRepository } from './sources/sources.repository';
 import { SourcesService } from './sources/sources.service';
 
 /**
@@ -83,10 +88,13 @@ export class AppModule {
           provide: LEDGER_WRITER_OPTIONS,
           useValue: { retentionDays: config.admin.ledgerRetentionDays },
         },
+        SourcesRepository,
         SourcesService,
+        DestinationsRepository,
         DestinationsService,
         DeliveriesService,
         ReplayService,
+        ReplayJobsRepository,
         ReplayJobsService,
         Replayer,
         {
@@ -103,6 +111,7 @@ export class AppModule {
           useFactory: (connection: KafkaConnection) => new RecordReader(connection),
           inject: [KafkaConnection],
         },
+        DeletionsRepository,
         DeletionsService,
         ReceiptsService,
         Housekeeping,
@@ -113,6 +122,7 @@ export class AppModule {
             syncExpiryMs: SYNC_EXPIRY_MS,
           },
         },
+        AudiencesRepository,
         AudiencesService,
         SyncsService,
         AdminMetrics,

@@ -1,13 +1,29 @@
-import { Matches } from 'class-validator';
+import { IsOptional, Matches } from 'class-validator';
 
 import { readEnv } from '@app/config';
-import { createSettingsDataSource, revertAllMigrations, runMigrations } from '@app/settings';
+import {
+  createSettingsDataSource,
+  MigrationOptions,
+  revertAllMigrations,
+  runMigrations,
+} from '@app/settings';
+import { SecretBox } from '@app/signing';
 
-/** The migration command reads only the database URL. */
+/** The migration command reads the database URL, and the apps' key when it is set. */
 class MigrateEnv {
   /** PostgreSQL connection URL of the settings database. */
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL!: string;
+
+  /**
+   * The apps' key: the migration that encrypts stored static header values needs it when
+   * webhooks with static headers exist (and says so when it is missing).
+   */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9+/]{43}=$/, {
+    message: 'SECRETS_ENCRYPTION_KEY must be 32 bytes, base64 (openssl rand -base64 32)',
+  })
+  SECRETS_ENCRYPTION_KEY?: string;
 }
 
 const COMMANDS = ['up', 'revert-all'] as const;
@@ -17,12 +33,19 @@ type Command = (typeof COMMANDS)[number];
  * Applies the settings migrations (`up`, the default) or reverts them all (`revert-all`).
  * Prints the names of the migrations it ran.
  */
-export async function migrate(command: Command, databaseUrl: string): Promise<string[]> {
+export async function migrate(
+  command: Command,
+  databaseUrl: string,
+  secretsKey?: string,
+): Promise<string[]> {
+  const options: MigrationOptions = {
+    headerCipher: secretsKey === undefined ? undefined : new SecretBox(secretsKey),
+  };
   const dataSource = await createSettingsDataSource({ url: databaseUrl, poolSize: 1 }).initialize();
   try {
     return command === 'up'
-      ? await runMigrations(dataSource)
-      : await revertAllMigrations(dataSource);
+      ? await runMigrations(dataSource, options)
+      : await revertAllMigrations(dataSource, options);
   } finally {
     await dataSource.destroy();
   }
@@ -35,7 +58,10 @@ if (require.main === module) {
     process.exit(2);
   }
   Promise.resolve()
-    .then(() => migrate(command, readEnv(MigrateEnv, process.env).DATABASE_URL))
+    .then(() => {
+      const env = readEnv(MigrateEnv, process.env);
+      return migrate(command, env.DATABASE_URL, env.SECRETS_ENCRYPTION_KEY || undefined);
+    })
     .then((names) => {
       const verb = command === 'up' ? 'applied' : 'reverted';
       process.stdout.write(

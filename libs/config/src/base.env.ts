@@ -265,9 +265,10 @@ export class BaseEnv {
 /** Variables of the apps that handle destinations' shared secrets: admin seals, dispatcher opens. */
 export class SealedSecretsEnv extends BaseEnv {
   /**
-   * Key that encrypts destinations' shared secrets at rest (admin) and opens them to sign
-   * deliveries (dispatcher): 32 random bytes, base64 (`openssl rand -base64 32`). Both apps
-   * need the same value; keep it across upgrades, or the stored secrets cannot be read.
+   * Key that encrypts destinations' shared secrets and webhooks' static header values at rest
+   * (admin, and the migration command when it encrypts values stored before) and opens them to
+   * sign and send deliveries (dispatcher): 32 random bytes, base64 (`openssl rand -base64 32`).
+   * Both apps need the same value; keep it across upgrades, or the stored secrets cannot be read.
    * `npm start` and `npm test` make one into `.local/` when it is unset.
    */
   @Matches(/^[A-Za-z0-9+/]{43}=$/, {

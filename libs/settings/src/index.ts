@@ -17,6 +17,7 @@ export { SourceEntity } from './entities/source.entity';
 export { SourceUsageEntity } from './entities/source-usage.entity';
 export { addUsage, readUsage, type UsageCount } from './usage';
 export { WebhookEntity } from './entities/webhook.entity';
+export type { HeaderValueCipher } from './migrations/1763769600700-encrypt-webhook-header-values.migration';
 export { type MigrationClass, SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
 export { DEFAULT_RECONNECT_BACKOFF, type ReconnectBackoff } from './reconnect-backoff';
 export {
@@ -31,6 +32,7 @@ export {
   createSettingsDataSource,
   type DatabasePing,
   DEFAULT_PING_TIMEOUT_MS,
+  type MigrationOptions,
   pingDatabase,
   revertAllMigrations,
   runMigrations,

@@ -13,6 +13,10 @@ import { DestinationEntity } from './entities/destination.entity';
 import { SourceEntity } from './entities/source.entity';
 import { SourceUsageEntity } from './entities/source-usage.entity';
 import { WebhookEntity } from './entities/webhook.entity';
+import {
+  EncryptWebhookHeaderValues1763769600700,
+  type HeaderValueCipher,
+} from './migrations/1763769600700-encrypt-webhook-header-values.migration';
 import { SETTINGS_MIGRATIONS } from './migrations/settings-migrations';
 
 /** Every settings entity, for a DataSource's `entities` option. */
@@ -73,8 +77,30 @@ export function createSettingsDataSource(options: SettingsDataSourceOptions): Da
   });
 }
 
+/** What some migrations need beyond the database. */
+export interface MigrationOptions {
+  /**
+   * Seals and opens static header values (a `SecretBox` under SECRETS_ENCRYPTION_KEY); needed
+   * only when webhooks with static headers exist as their migration runs or is reverted.
+   */
+  readonly headerCipher?: HeaderValueCipher;
+}
+
+/** Hands the options to the migration instances that use them. */
+function equip(dataSource: DataSource, options: MigrationOptions): void {
+  for (const migration of dataSource.migrations as object[]) {
+    if (migration instanceof EncryptWebhookHeaderValues1763769600700) {
+      migration.cipher = options.headerCipher;
+    }
+  }
+}
+
 /** Runs every pending migration in one transaction; returns the names of those it ran. */
-export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+export async function runMigrations(
+  dataSource: DataSource,
+  options: MigrationOptions = {},
+): Promise<string[]> {
+  equip(dataSource, options);
   const ran = await dataSource.runMigrations({ transaction: 'all' });
   return ran.map((migration) => migration.name);
 }
@@ -83,7 +109,11 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
  * Reverts every executed migration, newest first, each in its own transaction; returns the
  * names of those it reverted. Leaves only TypeORM's (then empty) migrations table behind.
  */
-export async function revertAllMigrations(dataSource: DataSource): Promise<string[]> {
+export async function revertAllMigrations(
+  dataSource: DataSource,
+  options: MigrationOptions = {},
+): Promise<string[]> {
+  equip(dataSource, options);
   const reverted: string[] = [];
   for (;;) {
     const executed = await executedMigrationNames(dataSource);

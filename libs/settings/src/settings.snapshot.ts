@@ -31,7 +31,7 @@ export interface WebhookSettings {
   readonly position: number;
   /** Absolute http or https URL. */
   readonly url: string;
-  /** Static headers, at most 5, all string values. */
+  /** Static headers, at most 5; each value sealed (`SecretBox.sealText`), as stored. */
   readonly headers: Readonly<Record<string, string>>;
 }
 

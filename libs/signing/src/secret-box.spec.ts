@@ -31,4 +31,13 @@ describe(SecretBox.name, () => {
   it('refuses a key that is not 32 bytes', () => {
     expect(() => new SecretBox(randomBytes(16).toString('base64'))).toThrow(RangeError);
   });
+
+  it('seals to base64 text and opens it, refusing text that is not a sealed secret', () => {
+    const box = new SecretBox(KEY);
+    const sealed = box.sealText('Bearer abc');
+    expect(sealed).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(sealed).not.toContain('abc');
+    expect(box.openText(sealed)).toBe('Bearer abc');
+    expect(() => box.openText('Bearer abc')).toThrow(SecretBoxError);
+  });
 });

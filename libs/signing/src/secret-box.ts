@@ -17,7 +17,7 @@ export class SecretBoxError extends Error {
 }
 
 /**
- * Authenticated encryption of shared secrets at rest: AES-256-GCM with a random 96-bit IV
+ * Authenticated encryption of secrets at rest (shared secrets, static header values): AES-256-GCM with a random 96-bit IV
  * per secret. Ciphertext layout: format byte, IV, tag, encrypted UTF-8 bytes. The key never
  * appears in errors.
  */
@@ -37,6 +37,16 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const encrypted = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return Buffer.concat([Buffer.of(FORMAT_AES_256_GCM), iv, cipher.getAuthTag(), encrypted]);
+  }
+
+  /** {@link seal} as base64 text, for secrets kept in text or JSON columns. */
+  sealText(plaintext: string): string {
+    return this.seal(plaintext).toString('base64');
+  }
+
+  /** Opens what {@link sealText} made; throws {@link SecretBoxError} like {@link open}. */
+  openText(sealed: string): string {
+    return this.open(Buffer.from(sealed, 'base64'));
   }
 
   open(ciphertext: Uint8Array): string {

@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 
 import { createSettingsDataSource, runMigrations } from '@app/settings';
+import { SecretBox } from '@app/signing';
 
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
+import { TEST_SECRETS_KEY } from '../../helpers/services';
 import { createTestDatabase } from '../../helpers/test-database';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
@@ -51,7 +53,8 @@ describe('upgrade: a database made by the previous release, opened by these apps
     await runSql(db.url, `UPDATE webhook SET url = '${receiver.url('/release')}'`);
     const dataSource = await createSettingsDataSource({ url: db.url, poolSize: 1 }).initialize();
     try {
-      await runMigrations(dataSource);
+      // As migrate.js does with SECRETS_ENCRYPTION_KEY set: the stored header gets encrypted.
+      await runMigrations(dataSource, { headerCipher: new SecretBox(TEST_SECRETS_KEY) });
     } finally {
       await dataSource.destroy();
     }

@@ -197,6 +197,10 @@ describe('Helm chart docker/helm/sluice', () => {
     const [job] = byKind(full, 'Job');
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(job.spec.template.spec.containers[0].args).toEqual(['dist/apps/admin/src/migrate.js']);
+    // A migration encrypts stored static header values with the apps' key.
+    expect(env(job).SECRETS_ENCRYPTION_KEY).toEqual({
+      secretKeyRef: { name: 'sluice-secrets', key: 'SECRETS_ENCRYPTION_KEY' },
+    });
     const [secret] = byKind(full, 'Secret');
     expect(secret.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     expect(Number(secret.metadata.annotations?.['helm.sh/hook-weight'])).toBeLessThan(

@@ -122,6 +122,7 @@ describe('settings migrations', () => {
       'AddReplayJobResume1763769600400',
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
+      'EncryptWebhookHeaderValues1763769600700',
       'AddDestinationSigning1763769601000',
       'AddDestinationBatching1763769601050',
     ]);
@@ -191,6 +192,7 @@ describe('settings migrations', () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
       'AddDestinationBatching1763769601050',
       'AddDestinationSigning1763769601000',
+      'EncryptWebhookHeaderValues1763769600700',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',

@@ -1,12 +1,12 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, EntityManager } from 'typeorm';
 
 import { AudienceEntity, AudienceKind } from '@app/settings';
 
 import { conflict, notFound, PG_UNIQUE_VIOLATION, sqlState } from '../admin.errors';
 import { SourcesService } from '../sources/sources.service';
 import { AudienceView, audienceView } from './audience.view';
+import { AudiencesRepository, AudiencesTransaction } from './audiences.repository';
 import { traitKey } from './trait-key';
 
 /**
@@ -16,7 +16,7 @@ import { traitKey } from './trait-key';
 @Injectable()
 export class AudiencesService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly audiences: AudiencesRepository,
     private readonly sources: SourcesService,
   ) {}
 
@@ -30,9 +30,8 @@ export class AudiencesService {
           'name: must contain a Latin letter or a digit, from which its snake_case trait key is made (traitKey)',
       });
     }
-    const repo = this.dataSource.getRepository(AudienceEntity);
     try {
-      return audienceView(await repo.save(repo.create({ sourceId, kind, name, key })));
+      return audienceView(await this.audiences.insert({ sourceId, kind, name, key }));
     } catch (error) {
       if (sqlState(error) === PG_UNIQUE_VIOLATION) {
         throw conflict(
@@ -46,40 +45,32 @@ export class AudiencesService {
 
   async list(sourceId: string, kind: AudienceKind): Promise<AudienceView[]> {
     await this.sources.find(sourceId);
-    const rows = await this.dataSource
-      .getRepository(AudienceEntity)
-      .find({ where: { sourceId, kind }, order: { createdAt: 'ASC', id: 'ASC' } });
-    return rows.map(audienceView);
+    return (await this.audiences.list(sourceId, kind)).map(audienceView);
   }
 
   async get(sourceId: string, kind: AudienceKind, id: string): Promise<AudienceView> {
-    return audienceView(await this.find(this.dataSource.manager, sourceId, kind, id));
+    return audienceView(await this.find(this.audiences.direct, sourceId, kind, id));
   }
 
   /** Deletes it with its members and syncs; the users' trait is left as last sent. */
   async remove(sourceId: string, kind: AudienceKind, id: string): Promise<void> {
-    const audience = await this.find(this.dataSource.manager, sourceId, kind, id);
-    await this.dataSource.getRepository(AudienceEntity).delete({ id: audience.id });
+    const audience = await this.find(this.audiences.direct, sourceId, kind, id);
+    await this.audiences.remove(audience.id);
   }
 
   /**
-   * The audience or computed trait, optionally locked for the transaction `m`; 404 when the
+   * The audience or computed trait, optionally locked for the transaction `tx`; 404 when the
    * source or it does not exist.
    */
   async find(
-    m: EntityManager,
+    tx: AudiencesTransaction,
     sourceId: string,
     kind: AudienceKind,
     id: string,
     lock = false,
   ): Promise<AudienceEntity> {
     const audience =
-      isUUID(sourceId) && isUUID(id)
-        ? await m.findOne(AudienceEntity, {
-            where: { id, sourceId, kind },
-            ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-          })
-        : null;
+      isUUID(sourceId) && isUUID(id) ? await tx.findAudience(sourceId, kind, id, lock) : null;
     if (audience) return audience;
     await this.sources.find(sourceId);
     throw notFound(kind);

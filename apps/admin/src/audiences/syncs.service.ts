@@ -1,6 +1,5 @@
 import { BadRequestException, Inject, Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, EntityManager } from 'typeorm';
 
 import { BatchProducer } from '@app/kafka';
 import { AudienceEntity, AudienceKind, AudienceSyncEntity } from '@app/settings';
@@ -10,6 +9,7 @@ import { AdminMetrics } from '../admin.metrics';
 import { Clock, CLOCK } from '../clock';
 import { publishAll } from '../publish';
 import { SyncView, syncView } from './audience.view';
+import { AudiencesRepository, AudiencesTransaction, SyncLock } from './audiences.repository';
 import { AudiencesService } from './audiences.service';
 import { diffMembers, MemberDiff } from './member-diff';
 import { traitIdentifyRecord } from './trait-identify';
@@ -37,7 +37,7 @@ export class SyncsService {
   private readonly logger = new Logger(SyncsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: AudiencesRepository,
     private readonly audiences: AudiencesService,
     private readonly producer: BatchProducer,
     private readonly metrics: AdminMetrics,
@@ -45,16 +45,14 @@ export class SyncsService {
   ) {}
 
   async open(sourceId: string, kind: AudienceKind, audienceId: string): Promise<SyncView> {
-    const audience = await this.audiences.find(this.dataSource.manager, sourceId, kind, audienceId);
-    const repo = this.dataSource.getRepository(AudienceSyncEntity);
-    const sync = await repo.save(repo.create({ audienceId: audience.id, status: 'open' }));
-    return syncView(sync, 0);
+    const audience = await this.audiences.find(this.repository.direct, sourceId, kind, audienceId);
+    return syncView(await this.repository.openSync(audience.id), 0);
   }
 
   async get(sourceId: string, kind: AudienceKind, audienceId: string, syncId: string) {
-    return this.dataSource.transaction(async (m) => {
-      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, false);
-      return syncView(sync, sync.status === 'open' ? await uploaded(m, sync.id) : undefined);
+    return this.repository.transaction(async (tx) => {
+      const sync = await this.findSync(tx, sourceId, kind, audienceId, syncId, false);
+      return syncView(sync, sync.status === 'open' ? await tx.uploaded(sync.id) : undefined);
     });
   }
 
@@ -71,17 +69,12 @@ export class SyncsService {
     const entries = [...page].map(([u, v]) => ({ u, v }));
     const text = JSON.stringify(entries);
     if (kind === 'computed_trait') ensureValueSizes(entries);
-    return this.dataSource.transaction(async (m) => {
+    return this.repository.transaction(async (tx) => {
       // A share lock: uploads run side by side, but wait for (and then see) a commit.
-      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'share');
+      const sync = await this.findSync(tx, sourceId, kind, audienceId, syncId, 'share');
       ensureOpen(sync);
-      await m.query(
-        `INSERT INTO "audience_sync_member" ("sync_id", "user_id", "value")
-         SELECT $1, e->>'u', e->'v' FROM jsonb_array_elements($2::jsonb) AS e
-         ON CONFLICT ("sync_id", "user_id") DO UPDATE SET "value" = EXCLUDED."value"`,
-        [sync.id, text],
-      );
-      return syncView(sync, await uploaded(m, sync.id));
+      await tx.upload(sync.id, text);
+      return syncView(sync, await tx.uploaded(sync.id));
     });
   }
 
@@ -92,10 +85,7 @@ export class SyncsService {
    * @returns how many were dropped
    */
   async expireOpen(cutoff: Date): Promise<number> {
-    const [, dropped] = await this.dataSource.query<[unknown, number]>(
-      `DELETE FROM "audience_sync" WHERE "status" = 'open' AND "created_at" < $1`,
-      [cutoff],
-    );
+    const dropped = await this.repository.expireOpen(cutoff);
     if (dropped > 0) {
       this.logger.warn(`${dropped} sync(s) opened before ${cutoff.toISOString()} expired`);
     }
@@ -104,10 +94,10 @@ export class SyncsService {
 
   /** Drops an open sync and its pages. */
   async abort(sourceId: string, kind: AudienceKind, audienceId: string, syncId: string) {
-    await this.dataSource.transaction(async (m) => {
-      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'update');
+    await this.repository.transaction(async (tx) => {
+      const sync = await this.findSync(tx, sourceId, kind, audienceId, syncId, 'update');
       ensureOpen(sync);
-      await m.delete(AudienceSyncEntity, { id: sync.id });
+      await tx.removeSync(sync.id);
     });
   }
 
@@ -122,18 +112,18 @@ export class SyncsService {
     syncId: string,
   ): Promise<SyncView> {
     const stop = this.metrics.syncSeconds.startTimer({ kind });
-    const result = await this.dataSource.transaction(async (m) => {
-      const audience = await this.audiences.find(m, sourceId, kind, audienceId, true);
-      const sync = await this.findSync(m, sourceId, kind, audienceId, syncId, 'update');
+    const result = await this.repository.transaction(async (tx) => {
+      const audience = await this.audiences.find(tx, sourceId, kind, audienceId, true);
+      const sync = await this.findSync(tx, sourceId, kind, audienceId, syncId, 'update');
       if (sync.status === 'committed') return { sync, diff: undefined };
       const readStart = this.clock.now();
-      const previous = await members(m, 'audience_member', 'audience_id', audience.id);
-      const next = await members(m, 'audience_sync_member', 'sync_id', sync.id);
+      const previous = await tx.committedMembers(audience.id);
+      const next = await tx.syncMembers(sync.id);
       const diff = diffMembers(kind, previous, next);
       const publishStart = this.clock.now();
       await this.publish(audience, diff);
       const storeStart = this.clock.now();
-      await store(m, audience, sync, diff, next.size, new Date(storeStart));
+      await tx.store(audience, sync, diff, next.size, new Date(storeStart));
       const took = { read: publishStart - readStart, publish: storeStart - publishStart };
       return {
         sync,
@@ -181,89 +171,18 @@ export class SyncsService {
   }
 
   private async findSync(
-    m: EntityManager,
+    tx: AudiencesTransaction,
     sourceId: string,
     kind: AudienceKind,
     audienceId: string,
     syncId: string,
-    lock: 'share' | 'update' | false,
+    lock: SyncLock,
   ): Promise<AudienceSyncEntity> {
-    const audience = await this.audiences.find(m, sourceId, kind, audienceId);
-    const sync = isUUID(syncId)
-      ? await m.findOne(AudienceSyncEntity, {
-          where: { id: syncId, audienceId: audience.id },
-          ...(lock
-            ? { lock: { mode: lock === 'share' ? 'pessimistic_read' : 'pessimistic_write' } }
-            : {}),
-        })
-      : null;
+    const audience = await this.audiences.find(tx, sourceId, kind, audienceId);
+    const sync = isUUID(syncId) ? await tx.findSync(audience.id, syncId, lock) : null;
     if (!sync) throw notFound('sync');
     return sync;
   }
-}
-
-/**
- * Stores the membership a sync committed, and its result: exactly the diff's changes, as
- * arrays (one parameter each, so the plan does not depend on table statistics; a set join
- * between the tables may be planned as a nested loop when statistics are stale).
- */
-async function store(
-  m: EntityManager,
-  audience: AudienceEntity,
-  sync: AudienceSyncEntity,
-  diff: MemberDiff,
-  size: number,
-  at: Date,
-): Promise<void> {
-  const left = diff.changes.filter((c) => c.kind === 'left');
-  const upserted = diff.changes.filter((c) => c.kind !== 'left');
-  if (left.length > 0) {
-    await m.query(
-      `DELETE FROM "audience_member" WHERE "audience_id" = $1 AND "user_id" = ANY($2::text[])`,
-      [audience.id, left.map((c) => c.userId)],
-    );
-  }
-  if (upserted.length > 0) {
-    await m.query(
-      `INSERT INTO "audience_member" ("audience_id", "user_id", "value")
-       SELECT $1, u.user_id, u.value::jsonb FROM unnest($2::text[], $3::text[]) AS u(user_id, value)
-       ON CONFLICT ("audience_id", "user_id") DO UPDATE SET "value" = EXCLUDED."value"`,
-      [audience.id, upserted.map((c) => c.userId), upserted.map((c) => JSON.stringify(c.value))],
-    );
-  }
-  await m.query(`DELETE FROM "audience_sync_member" WHERE "sync_id" = $1`, [sync.id]);
-  Object.assign(sync, {
-    status: 'committed',
-    committedAt: at,
-    memberCount: size,
-    joinedCount: diff.joined,
-    leftCount: diff.left,
-    changedCount: diff.changed,
-  });
-  await m.save(sync);
-  await m.update(AudienceEntity, { id: audience.id }, { memberCount: size, lastSyncedAt: at });
-}
-
-/** The members of a committed list or an open sync, by user id. */
-async function members(
-  m: EntityManager,
-  table: 'audience_member' | 'audience_sync_member',
-  column: 'audience_id' | 'sync_id',
-  id: string,
-): Promise<Map<string, unknown>> {
-  const rows: { user_id: string; value: unknown }[] = await m.query(
-    `SELECT "user_id", "value" FROM "${table}" WHERE "${column}" = $1`,
-    [id],
-  );
-  return new Map(rows.map((row) => [row.user_id, row.value]));
-}
-
-async function uploaded(m: EntityManager, syncId: string): Promise<number> {
-  const [row]: { n: string }[] = await m.query(
-    `SELECT count(*) AS n FROM "audience_sync_member" WHERE "sync_id" = $1`,
-    [syncId],
-  );
-  return Number(row.n);
 }
 
 function ensureOpen(sync: AudienceSyncEntity): void {

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, IsNull, LessThan } from 'typeorm';
 
 import { BatchProducer } from '@app/kafka';
 import { DeletionRequestEntity } from '@app/settings';
@@ -11,19 +10,14 @@ import { Clock, CLOCK } from '../clock';
 import { publishAll } from '../publish';
 import { deleteRecord } from './delete-notification';
 import { CreateDeletionRequestDto } from './deletion.dto';
-import { DeletionRequestView, deletionRequestView, TargetRow } from './deletion.view';
+import { DeletionRequestView, deletionRequestView } from './deletion.view';
+import { DeletionsRepository } from './deletions.repository';
 
 /** Requests the list shows, newest first. */
 const LIST_LIMIT = 100;
 
 /** Unpublished requests published again by one {@link DeletionsService.publishUnpublished}. */
 const REPUBLISH_LIMIT = 20;
-
-/** A (source, destination) a request notifies. */
-interface Target {
-  readonly source_id: string;
-  readonly destination_id: string;
-}
 
 /**
  * Deletion requests: one `delete` notification per user and affected destination (an enabled
@@ -37,7 +31,7 @@ export class DeletionsService {
   private readonly logger = new Logger(DeletionsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly requests: DeletionsRepository,
     private readonly producer: BatchProducer,
     private readonly metrics: AdminMetrics,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -47,7 +41,7 @@ export class DeletionsService {
     const userIds = [...new Set(dto.userIds)];
     const named = dto.sourceIds ? [...new Set(dto.sourceIds)] : null;
     if (named) await this.ensureSources(named);
-    const targets = await this.affected(named);
+    const targets = await this.requests.affected(named);
     const createdAt = new Date(this.clock.now());
     const notifications = targets.flatMap((t) =>
       userIds.map((userId) => ({
@@ -57,33 +51,10 @@ export class DeletionsService {
         userId,
       })),
     );
-    const requests = this.dataSource.getRepository(DeletionRequestEntity);
-    const request = await this.dataSource.transaction(async (m) => {
-      const saved = await m.save(
-        m.create(DeletionRequestEntity, {
-          userCount: userIds.length,
-          sourceIds: named,
-          createdAt,
-          publishedAt: null,
-        }),
-      );
-      if (notifications.length > 0) {
-        await m.query(
-          `INSERT INTO "deletion_notification" ("id", "request_id", "source_id", "destination_id", "user_id")
-           SELECT n.id, $1, n.source_id, n.destination_id, n.user_id
-           FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::text[])
-             AS n(id, source_id, destination_id, user_id)`,
-          [
-            saved.id,
-            notifications.map((n) => n.id),
-            notifications.map((n) => n.sourceId),
-            notifications.map((n) => n.destinationId),
-            notifications.map((n) => n.userId),
-          ],
-        );
-      }
-      return saved;
-    });
+    const request = await this.requests.insert(
+      { userCount: userIds.length, sourceIds: named, createdAt },
+      notifications,
+    );
     const timestamp = createdAt.toISOString();
     try {
       await publishAll(
@@ -94,10 +65,10 @@ export class DeletionsService {
       this.logger.warn(
         `deletion request ${request.id}: Kafka did not take ${notifications.length} notification(s), request removed: ${String(error)}`,
       );
-      await requests.delete({ id: request.id });
+      await this.requests.remove(request.id);
       throw kafkaUnavailable('the delete notifications');
     }
-    await requests.update({ id: request.id }, { publishedAt: new Date(this.clock.now()) });
+    await this.requests.markPublished(request.id, new Date(this.clock.now()));
     this.metrics.deletionRequests.inc();
     this.metrics.deleteNotifications.inc(notifications.length);
     this.logger.log(
@@ -116,33 +87,15 @@ export class DeletionsService {
    * @returns how many requests were published
    */
   async publishUnpublished(cutoff: Date): Promise<number> {
-    const requests = this.dataSource.getRepository(DeletionRequestEntity);
-    const unpublished = await requests.find({
-      where: { publishedAt: IsNull(), createdAt: LessThan(cutoff) },
-      order: { createdAt: 'ASC', id: 'ASC' },
-      take: REPUBLISH_LIMIT,
-    });
+    const unpublished = await this.requests.unpublished(cutoff, REPUBLISH_LIMIT);
     for (const request of unpublished) {
-      const rows: { id: string; source_id: string; destination_id: string; user_id: string }[] =
-        await this.dataSource.query(
-          `SELECT "id", "source_id", "destination_id", "user_id" FROM "deletion_notification"
-           WHERE "request_id" = $1 ORDER BY "source_id", "user_id"`,
-          [request.id],
-        );
+      const rows = await this.requests.notificationsOf(request.id);
       const timestamp = request.createdAt.toISOString();
       await publishAll(
         this.producer,
-        rows.map((r) =>
-          deleteRecord(
-            { id: r.id, sourceId: r.source_id, destinationId: r.destination_id, userId: r.user_id },
-            timestamp,
-          ),
-        ),
+        rows.map((r) => deleteRecord(r, timestamp)),
       );
-      await requests.update(
-        { id: request.id, publishedAt: IsNull() },
-        { publishedAt: new Date(this.clock.now()) },
-      );
+      await this.requests.markPublished(request.id, new Date(this.clock.now()));
       this.logger.warn(
         `deletion request ${request.id} of ${timestamp} was never marked published: ${rows.length} notification(s) published again`,
       );
@@ -151,9 +104,7 @@ export class DeletionsService {
   }
 
   async get(id: string): Promise<DeletionRequestView> {
-    const request = isUUID(id)
-      ? await this.dataSource.getRepository(DeletionRequestEntity).findOneBy({ id })
-      : null;
+    const request = isUUID(id) ? await this.requests.findById(id) : null;
     if (!request) throw notFound('deletion_request');
     const [view] = await this.withReceipts([request]);
     return view;
@@ -161,26 +112,14 @@ export class DeletionsService {
 
   /** The latest requests, newest first, with their receipts. */
   async list(): Promise<DeletionRequestView[]> {
-    const requests = await this.dataSource
-      .getRepository(DeletionRequestEntity)
-      .find({ order: { createdAt: 'DESC', id: 'ASC' }, take: LIST_LIMIT });
-    return this.withReceipts(requests);
+    return this.withReceipts(await this.requests.latest(LIST_LIMIT));
   }
 
   private async withReceipts(
     requests: readonly DeletionRequestEntity[],
   ): Promise<DeletionRequestView[]> {
     if (requests.length === 0) return [];
-    const rows: (TargetRow & { request_id: string })[] = await this.dataSource.query(
-      `SELECT "request_id", "source_id", "destination_id",
-         count(*) FILTER (WHERE "status" = 'delivered') AS delivered,
-         count(*) FILTER (WHERE "status" = 'pending') AS pending,
-         count(*) FILTER (WHERE "status" = 'failed') AS failed
-       FROM "deletion_notification" WHERE "request_id" = ANY($1::uuid[])
-       GROUP BY "request_id", "source_id", "destination_id"
-       ORDER BY "source_id", "destination_id"`,
-      [requests.map((r) => r.id)],
-    );
+    const rows = await this.requests.receipts(requests.map((r) => r.id));
     return requests.map((r) =>
       deletionRequestView(
         r,
@@ -191,25 +130,8 @@ export class DeletionsService {
 
   /** 404 naming the sources that do not exist. */
   private async ensureSources(ids: readonly string[]): Promise<void> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT "id" FROM "source" WHERE "id" = ANY($1::uuid[])`,
-      [ids],
-    );
-    const found = new Set(rows.map((row) => row.id));
+    const found = await this.requests.existingSources(ids);
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) throw notFound('source', `: ${missing.join(', ')}`);
-  }
-
-  /** The (source, destination) pairs the router would deliver a delete of these sources to. */
-  private affected(named: readonly string[] | null): Promise<Target[]> {
-    return this.dataSource.query(
-      `SELECT s."id" AS source_id, d."id" AS destination_id
-       FROM "source" s JOIN "destination" d ON d."source_id" = s."id"
-       WHERE s."enabled" AND d."enabled" AND d."kind" = 'webhooks'
-         AND EXISTS (SELECT 1 FROM "webhook" w WHERE w."destination_id" = d."id")
-         AND ($1::uuid[] IS NULL OR s."id" = ANY($1::uuid[]))
-       ORDER BY s."created_at", s."id"`,
-      [named],
-    );
   }
 }

@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource } from 'typeorm';
 
 import { parseDeliveryOutcome } from '@app/contracts';
-import { DeletionNotificationEntity } from '@app/settings';
 
 import { AdminMetrics } from '../admin.metrics';
+import { DeletionsRepository, ReceiptDetails } from './deletions.repository';
 import { nextReceipt } from './receipt';
 
 /** What an outcome record did. */
@@ -29,7 +28,7 @@ export class ReceiptsService {
   private readonly logger = new Logger(ReceiptsService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly requests: DeletionsRepository,
     private readonly metrics: AdminMetrics,
   ) {}
 
@@ -62,20 +61,10 @@ export class ReceiptsService {
   private async apply(
     id: string,
     result: Parameters<typeof nextReceipt>[1],
-    details: Pick<DeletionNotificationEntity, 'reason' | 'attempts' | 'outcomeAt'>,
+    details: ReceiptDetails,
   ): Promise<ReceiptEffect> {
     if (!isUUID(id)) return 'unknown';
-    return this.dataSource.transaction(async (m) => {
-      const notification = await m.findOne(DeletionNotificationEntity, {
-        where: { id },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!notification) return 'unknown';
-      const status = nextReceipt(notification.status, result);
-      if (status === undefined) return 'unchanged';
-      await m.update(DeletionNotificationEntity, { id }, { status, ...details });
-      return 'recorded';
-    });
+    return this.requests.updateReceipt(id, (current) => nextReceipt(current, result), details);
   }
 }
 

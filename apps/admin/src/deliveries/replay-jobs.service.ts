@@ -7,17 +7,17 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource } from 'typeorm';
 
 import { TOPIC } from '@app/contracts';
 import { IncomingRecord, RecordReader } from '@app/kafka';
-import { DestinationEntity, SourceEntity } from '@app/settings';
+import { DestinationEntity } from '@app/settings';
 
 import { notFound } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
 import { FIRST_DESTINATION } from '../destinations/destinations.service';
 import { ReplayRangeDto } from './delivery.dto';
-import { ReplayJobRecord, ReplayJobView, replayJobView } from './delivery.view';
+import { ReplayJobView, replayJobView } from './delivery.view';
+import { DeadRow, JobFilter, PageKey, ReplayJobsRepository } from './replay-jobs.repository';
 import { deadLetterDeliveryId } from './replay-record';
 import { Replay, Replayer } from './replayer';
 
@@ -42,45 +42,6 @@ export const REPLAY_STALE_AFTER_MS = 60_000;
 /** Injection token of the {@link ReplayJobsOptions}. */
 export const REPLAY_JOBS_OPTIONS = Symbol('REPLAY_JOBS_OPTIONS');
 
-/** What a job replays: a destination's dead rows, by first attempt, dead when it began. */
-interface JobFilter {
-  readonly destinationId: string;
-  readonly from: Date;
-  readonly to: Date;
-  readonly reason: string | undefined;
-  /** Rows whose last outcome came later (replays that died again among them) are left out. */
-  readonly deadBy: Date;
-}
-
-/** Where a job stands after a finished page: the last row's order key, and the counts then. */
-interface Checkpoint {
-  readonly micros: string;
-  readonly id: string;
-  readonly replayed: number;
-  readonly failed: number;
-}
-
-/** A job row as the resuming query returns it. */
-interface JobRow extends ReplayJobRecord {
-  readonly filter: { from: string; to: string; reason: string | null };
-  readonly checkpoint: Checkpoint | null;
-}
-
-/** A row to replay, and its place in the job's order. */
-interface DeadRow {
-  readonly id: string;
-  readonly first_attempt_at: Date;
-  readonly dead_partition: number;
-  readonly dead_offset: string;
-  readonly micros: string;
-}
-
-/** The rows of a filter: dead, with a dead-letter position, in the range. */
-const FILTER_SQL = `
-  "destination_id" = $1 AND "state" = 'dead' AND "dead_partition" IS NOT NULL
-  AND "first_attempt_at" >= $2 AND "first_attempt_at" < $3 AND "updated_at" <= $4
-  AND ($5::text IS NULL OR "reason" = $5)`;
-
 /**
  * Bulk replays: every dead delivery of a destination in a range of first attempts (and with
  * a reason), replayed in the background a page at a time, the job row counting progress.
@@ -103,7 +64,7 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
   private stopping = false;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly jobs: ReplayJobsRepository,
     private readonly reader: RecordReader,
     private readonly replayer: Replayer,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -119,37 +80,17 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     const destination = await this.destinationOf(sourceId, destinationId);
     await this.replayer.assertDestinationEnabled(destination.id);
     const filter = this.filter(destination.id, dto);
-    const [{ count }]: { count: string }[] = await this.dataSource.query(
-      `SELECT count(*) AS "count" FROM "delivery_ledger" WHERE ${FILTER_SQL}`,
-      filterParams(filter),
-    );
-    const total = Number(count);
-    const [job]: ReplayJobRecord[] = await this.dataSource.query(
-      `INSERT INTO "replay_job" ("id", "destination_id", "filter", "status", "total",
-         "created_at", "finished_at", "heartbeat_at")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $6) RETURNING *`,
-      [
-        this.clock.newId(),
-        destination.id,
-        JSON.stringify({ from: filter.from, to: filter.to, reason: filter.reason ?? null }),
-        total === 0 ? 'finished' : 'running',
-        total,
-        filter.deadBy,
-        total === 0 ? filter.deadBy : null,
-      ],
-    );
+    const total = await this.jobs.count(filter);
+    const job = await this.jobs.insert({ id: this.clock.newId(), filter, total });
     if (total > 0) this.track(job.id, this.run(job.id, filter, undefined));
     this.logger.log(`replay job ${job.id} of destination ${destination.id}: ${total} dead letters`);
     return replayJobView(job);
   }
 
   async get(id: string): Promise<ReplayJobView> {
-    const rows: ReplayJobRecord[] = await this.dataSource.query(
-      `SELECT * FROM "replay_job" WHERE "id" = $1`,
-      [id],
-    );
-    if (rows.length === 0) throw notFound('replay');
-    return replayJobView(rows[0]);
+    const job = await this.jobs.findById(id);
+    if (!job) throw notFound('replay');
+    return replayJobView(job);
   }
 
   onApplicationBootstrap(): void {
@@ -173,13 +114,9 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
   async resumeLeftBehind(): Promise<string[]> {
     if (this.stopping) return [];
     const now = this.clock.now();
-    const [rows]: [JobRow[], number] = await this.dataSource.query(
-      `UPDATE "replay_job" SET "heartbeat_at" = $1,
-          "replayed" = coalesce(("checkpoint"->>'replayed')::int, 0),
-          "failed" = coalesce(("checkpoint"->>'failed')::int, 0)
-        WHERE "status" = 'running' AND ("heartbeat_at" IS NULL OR "heartbeat_at" < $2)
-        RETURNING *`,
-      [new Date(now), new Date(now - this.options.staleAfterMs)],
+    const rows = await this.jobs.claimLeftBehind(
+      new Date(now),
+      new Date(now - this.options.staleAfterMs),
     );
     for (const job of rows) {
       const filter: JobFilter = {
@@ -201,11 +138,7 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
   /** Renews the heartbeats of the jobs this instance runs, then takes up those left behind. */
   private async beat(): Promise<void> {
     try {
-      if (this.owned.size > 0)
-        await this.dataSource.query(
-          `UPDATE "replay_job" SET "heartbeat_at" = $2 WHERE "id" = ANY($1::uuid[])`,
-          [[...this.owned], new Date(this.clock.now())],
-        );
+      if (this.owned.size > 0) await this.jobs.beat([...this.owned], new Date(this.clock.now()));
       await this.resumeLeftBehind();
     } catch (error) {
       this.logger.warn(`replay job heartbeat failed: ${String(error)}`);
@@ -214,18 +147,12 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
 
   /** The destination by id, or the source's first (oldest) one. */
   private async destinationOf(sourceId: string, destinationId: string): Promise<DestinationEntity> {
-    const source = isUUID(sourceId)
-      ? await this.dataSource.getRepository(SourceEntity).findOneBy({ id: sourceId })
-      : null;
-    if (!source) throw notFound('source');
+    if (!isUUID(sourceId)) throw notFound('source');
     const first = destinationId === FIRST_DESTINATION;
-    if (!first && !isUUID(destinationId)) throw notFound('destination');
-    const destination = await this.dataSource.getRepository(DestinationEntity).findOne({
-      where: first ? { sourceId } : { sourceId, id: destinationId },
-      order: { createdAt: 'ASC', id: 'ASC' },
-    });
-    if (!destination) throw notFound('destination');
-    return destination;
+    const found = await this.jobs.destinationOf(sourceId, first ? undefined : destinationId);
+    if (found.kind === 'no_source') throw notFound('source');
+    if (found.kind === 'no_destination') throw notFound('destination');
+    return found.destination;
   }
 
   private filter(destinationId: string, dto: ReplayRangeDto): JobFilter {
@@ -254,11 +181,7 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
    * Replays page after page from `after` (a checkpoint); the job ends finished, or failed with
    * the reason, or, when the app stops, is let go after its page.
    */
-  private async run(
-    jobId: string,
-    filter: JobFilter,
-    after: Pick<DeadRow, 'micros' | 'id'> | undefined,
-  ): Promise<void> {
+  private async run(jobId: string, filter: JobFilter, after: PageKey | undefined): Promise<void> {
     try {
       for (;;) {
         if (this.stopping) return await this.letGo(jobId);
@@ -279,20 +202,8 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async page(
-    filter: JobFilter,
-    after: Pick<DeadRow, 'micros' | 'id'> | undefined,
-  ): Promise<DeadRow[]> {
-    const params = [...filterParams(filter), after?.micros ?? null, after?.id ?? null];
-    return this.dataSource.query(
-      `SELECT "id", "first_attempt_at", "dead_partition", "dead_offset",
-          (extract(epoch FROM "first_attempt_at") * 1000000)::bigint::text AS "micros"
-        FROM "delivery_ledger"
-        WHERE ${FILTER_SQL} AND ($6::text IS NULL OR ("first_attempt_at", "id") >
-          (TIMESTAMPTZ 'epoch' + $6::bigint * INTERVAL '1 microsecond', $7::uuid))
-        ORDER BY "first_attempt_at", "id" LIMIT ${this.options.pageRows}`,
-      params,
-    );
+  private page(filter: JobFilter, after: PageKey | undefined): Promise<DeadRow[]> {
+    return this.jobs.page(filter, after, this.options.pageRows);
   }
 
   /** Reads a page's dead letters and replays them as they come, counting progress. */
@@ -317,42 +228,24 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async progress(jobId: string, replayed: number, failed: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE "replay_job" SET "replayed" = "replayed" + $2, "failed" = "failed" + $3
-        WHERE "id" = $1`,
-      [jobId, replayed, failed],
-    );
+  private progress(jobId: string, replayed: number, failed: number): Promise<void> {
+    return this.jobs.progress(jobId, replayed, failed);
   }
 
   /** Records where the job stands after a finished page, with its counts then. */
-  private async checkpoint(jobId: string, last: Pick<DeadRow, 'micros' | 'id'>): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE "replay_job" SET "checkpoint" = jsonb_build_object('micros', $2::text,
-          'id', $3::text, 'replayed', "replayed", 'failed', "failed")
-        WHERE "id" = $1`,
-      [jobId, last.micros, last.id],
-    );
+  private checkpoint(jobId: string, last: PageKey): Promise<void> {
+    return this.jobs.checkpoint(jobId, last);
   }
 
   /** Leaves a job for the next instance to take up at once. */
   private async letGo(jobId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE "replay_job" SET "heartbeat_at" = NULL WHERE "id" = $1`, [
-      jobId,
-    ]);
+    await this.jobs.letGo(jobId);
     this.logger.log(`replay job ${jobId} let go at a page's end: the app is stopping`);
   }
 
-  private async finish(jobId: string, status: 'finished' | 'failed', error: string | null) {
-    await this.dataSource.query(
-      `UPDATE "replay_job" SET "status" = $2, "error" = $3, "finished_at" = $4 WHERE "id" = $1`,
-      [jobId, status, error, new Date(this.clock.now())],
-    );
+  private finish(jobId: string, status: 'finished' | 'failed', error: string | null) {
+    return this.jobs.finish(jobId, status, error, new Date(this.clock.now()));
   }
-}
-
-function filterParams(filter: JobFilter): unknown[] {
-  return [filter.destinationId, filter.from, filter.to, filter.deadBy, filter.reason ?? null];
 }
 
 /**

@@ -244,7 +244,8 @@ export class WebhookDto {
     description:
       'At most 5; Content-Type, User-Agent, X-Signature, Host, Content-Length and ' +
       'connection-level headers (Connection, Keep-Alive, Transfer-Encoding, TE, Trailer, ' +
-      'Upgrade, Expect, Proxy-*) cannot be set',
+      'Upgrade, Expect, Proxy-*) cannot be set. Values are stored encrypted and answers ' +
+      'mask them as "********"; sending "********" back keeps the stored value of that name',
   })
   @IsOptional()
   @IsWebhookHeaders()

@@ -1,5 +1,6 @@
 import { DestinationEntity, WebhookEntity } from '@app/settings';
 
+import { maskedHeaders } from './header-values';
 import { withoutCredentials } from './webhook-rules';
 
 /** A webhook entry as the API shows it. */
@@ -7,6 +8,7 @@ export interface WebhookView {
   readonly id: string;
   readonly position: number;
   readonly url: string;
+  /** The static headers' names; every value masked (`header-values.ts`). */
   readonly headers: Record<string, string>;
 }
 
@@ -66,5 +68,10 @@ export function destinationView(
 }
 
 export function webhookView(w: WebhookEntity): WebhookView {
-  return { id: w.id, position: w.position, url: withoutCredentials(w.url), headers: w.headers };
+  return {
+    id: w.id,
+    position: w.position,
+    url: withoutCredentials(w.url),
+    headers: maskedHeaders(w.headers),
+  };
 }

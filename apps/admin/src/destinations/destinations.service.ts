@@ -1,14 +1,13 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, EntityManager, In } from 'typeorm';
 
 import {
-  DEFAULT_SIGNATURE_MODE,
   BATCH_LIMITS,
+  DEFAULT_SIGNATURE_MODE,
   MAX_DESTINATIONS_PER_SOURCE,
   MAX_WEBHOOKS_PER_DESTINATION,
 } from '@app/contracts';
-import { DestinationEntity, SourceEntity, WebhookEntity } from '@app/settings';
+import { DestinationEntity, WebhookEntity } from '@app/settings';
 import { SecretBox } from '@app/signing';
 
 import { conflict, notFound } from '../admin.errors';
@@ -28,7 +27,9 @@ import {
   nameTaken,
   tooManyDestinations,
 } from './destination-rules';
+import { MASKED_HEADER_VALUE, sealedHeaders } from './header-values';
 import { DestinationView, destinationView, WebhookView, webhookView } from './destination.view';
+import { DestinationsRepository, DestinationsTransaction } from './destinations.repository';
 import { modeRefusal, planRotation, refused, secretRefusal } from './secret-rules';
 
 /** The source's first destination: its oldest, what the `/destination` routes act on. */
@@ -49,21 +50,18 @@ export interface SecretRotationOptions {
 /** Injection token of the {@link SecretRotationOptions}. */
 export const SECRET_ROTATION_OPTIONS = Symbol('SECRET_ROTATION_OPTIONS');
 
-/** How destinations are ordered everywhere: oldest first, ties by id. */
-const OLDEST_FIRST = { createdAt: 'ASC', id: 'ASC' } as const;
-
 /**
  * The webhook destinations of a source (at most MAX_DESTINATIONS_PER_SOURCE) and their
  * webhook entries. A create holds the source's row lock, so the limit and unique names hold
  * under concurrent requests (the database refuses a 21st or a duplicate name anyway); every
  * other change runs in one transaction holding the destination's row lock, so its rules (at
  * most five webhooks, an enabled destination keeps at least one) hold too. A refused request
- * stores nothing.
+ * stores nothing. The SQL and the locks are `DestinationsRepository`'s.
  */
 @Injectable()
 export class DestinationsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: DestinationsRepository,
     private readonly sources: SourcesService,
     @Inject(SecretBox) private readonly secrets: SecretBox,
     @Inject(CLOCK) private readonly clock: Clock,
@@ -73,21 +71,8 @@ export class DestinationsService {
   /** A source's destinations, oldest first. */
   async list(sourceId: string): Promise<DestinationView[]> {
     await this.sources.find(sourceId);
-    const destinations = await this.dataSource.getRepository(DestinationEntity).find({
-      where: { sourceId },
-      order: OLDEST_FIRST,
-    });
-    const hooks = destinations.length
-      ? await this.dataSource.getRepository(WebhookEntity).find({
-          where: { destinationId: In(destinations.map((d) => d.id)) },
-        })
-      : [];
-    return destinations.map((d) =>
-      destinationView(
-        d,
-        hooks.filter((h) => h.destinationId === d.id),
-      ),
-    );
+    const rows = await this.repository.listOf(sourceId);
+    return rows.map((row) => destinationView(row.destination, row.webhooks));
   }
 
   /**
@@ -101,14 +86,10 @@ export class DestinationsService {
   ): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
     if (!isUUID(sourceId)) throw notFound('source');
+    let created: DestinationView | undefined;
     try {
-      return await this.dataSource.transaction(async (m) => {
-        const source = await m.findOne(SourceEntity, {
-          where: { id: sourceId },
-          lock: { mode: 'pessimistic_write' },
-        });
-        if (!source) throw notFound('source');
-        const names = (await m.find(DestinationEntity, { where: { sourceId } })).map((d) => d.name);
+      created = await this.repository.withSourceLocked(sourceId, async (tx) => {
+        const names = await tx.namesOf(sourceId);
         if (onlyFirst && names.length > 0) {
           throw conflict(
             'destination_exists',
@@ -117,28 +98,25 @@ export class DestinationsService {
         }
         if (names.length >= MAX_DESTINATIONS_PER_SOURCE) throw tooManyDestinations();
         if (names.includes(dto.name)) throw nameTaken(dto.name);
-        const saved = await m.save(
-          m.create(DestinationEntity, {
-            sourceId,
-            kind: 'webhooks',
-            name: dto.name,
-            enabled: false,
-            sharedSecretCiphertext: null,
-            signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
-            filter: filter ?? null,
-            rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
-            ...batchColumns(dto.batching),
-          }),
-        );
+        const saved = await tx.insert({
+          sourceId,
+          name: dto.name,
+          filter: filter ?? null,
+          rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
+          signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
+          ...batchColumns(dto.batching),
+        });
         return destinationView(saved, []);
       });
     } catch (error) {
       throw destinationConflict(error, dto.name) ?? error;
     }
+    if (!created) throw notFound('source');
+    return created;
   }
 
   get(ref: DestinationRef): Promise<DestinationView> {
-    return this.locked(ref, (_m, d, hooks) => Promise.resolve(destinationView(d, hooks)));
+    return this.locked(ref, (_tx, d, hooks) => Promise.resolve(destinationView(d, hooks)));
   }
 
   /**
@@ -148,12 +126,9 @@ export class DestinationsService {
   async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
     try {
-      return await this.locked(ref, async (m, d, hooks) => {
+      return await this.locked(ref, async (tx, d, hooks) => {
         if (dto.name !== undefined && dto.name !== d.name) {
-          const taken = await m.exists(DestinationEntity, {
-            where: { sourceId: d.sourceId, name: dto.name },
-          });
-          if (taken) throw nameTaken(dto.name);
+          if (await tx.nameTaken(d.sourceId, dto.name)) throw nameTaken(dto.name);
           d.name = dto.name;
         }
         if (filter !== undefined) d.filter = filter;
@@ -164,7 +139,7 @@ export class DestinationsService {
           d.signatureMode = dto.signatureMode;
         }
         if (dto.batching !== undefined) Object.assign(d, batchColumns(dto.batching));
-        return destinationView(await m.save(d), hooks);
+        return destinationView(await tx.save(d), hooks);
       });
     } catch (error) {
       throw destinationConflict(error, dto.name) ?? error;
@@ -172,7 +147,7 @@ export class DestinationsService {
   }
 
   async remove(ref: DestinationRef): Promise<void> {
-    await this.locked(ref, (m, d) => m.remove(d));
+    await this.locked(ref, (tx, d) => tx.remove(d));
   }
 
   /**
@@ -180,13 +155,13 @@ export class DestinationsService {
    * rotation's overlap at once (the previous secret is dropped).
    */
   setSecret(ref: DestinationRef, secret: string | null): Promise<DestinationView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       const refusal = secret === null ? undefined : secretRefusal(d.signatureMode, secret);
       if (refusal) throw refused(refusal);
       d.sharedSecretCiphertext = secret === null ? null : this.secrets.seal(secret);
       d.previousSecretCiphertext = null;
       d.previousSecretExpiresAt = null;
-      return destinationView(await m.save(d), hooks);
+      return destinationView(await tx.save(d), hooks);
     });
   }
 
@@ -199,7 +174,7 @@ export class DestinationsService {
     secret: string,
     overlapSeconds = this.rotation.defaultOverlapSeconds,
   ): Promise<DestinationView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       const ciphertext = d.sharedSecretCiphertext;
       const current = ciphertext === null ? undefined : this.secrets.open(ciphertext);
       const mode = d.signatureMode;
@@ -210,35 +185,34 @@ export class DestinationsService {
       d.previousSecretCiphertext = until === null ? null : ciphertext;
       d.previousSecretExpiresAt = until === null ? null : new Date(until);
       d.sharedSecretCiphertext = this.secrets.seal(secret);
-      return destinationView(await m.save(d), hooks);
+      return destinationView(await tx.save(d), hooks);
     });
   }
 
   setEnabled(ref: DestinationRef, enabled: boolean): Promise<DestinationView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       if (enabled && hooks.length === 0) {
         throw conflict('no_webhooks', 'a destination needs at least one webhook to be enabled');
       }
       d.enabled = enabled;
-      return destinationView(await m.save(d), hooks);
+      return destinationView(await tx.save(d), hooks);
     });
   }
 
   addWebhook(ref: DestinationRef, dto: WebhookDto): Promise<WebhookView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       if (hooks.length >= MAX_WEBHOOKS_PER_DESTINATION) {
         throw conflict(
           'too_many_webhooks',
           `a destination has at most ${MAX_WEBHOOKS_PER_DESTINATION} webhooks`,
         );
       }
-      const hook = m.create(WebhookEntity, {
-        destinationId: d.id,
+      const hook = await tx.insertWebhook(d.id, {
         position: hooks.length,
         url: dto.url,
-        headers: dto.headers ?? {},
+        headers: this.sealed(dto.headers ?? {}, {}, 'headers'),
       });
-      return webhookView(await m.save(hook));
+      return webhookView(hook);
     });
   }
 
@@ -248,16 +222,19 @@ export class DestinationsService {
     webhookId: string,
     dto: UpdateWebhookDto,
   ): Promise<WebhookView> {
-    return this.locked(ref, async (m, _d, hooks) => {
+    return this.locked(ref, async (tx, _d, hooks) => {
       const hook = findHook(hooks, webhookId);
       if (dto.url !== undefined) hook.url = dto.url;
-      if (dto.headers !== undefined) hook.headers = dto.headers;
-      return webhookView(await m.save(hook));
+      if (dto.headers !== undefined) {
+        hook.headers = this.sealed(dto.headers, hook.headers, 'headers');
+      }
+      const [saved] = await tx.saveWebhooks([hook]);
+      return webhookView(saved);
     });
   }
 
   removeWebhook(ref: DestinationRef, webhookId: string): Promise<DestinationView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       const hook = findHook(hooks, webhookId);
       if (d.enabled && hooks.length === 1) {
         throw conflict(
@@ -265,9 +242,9 @@ export class DestinationsService {
           'the last webhook of an enabled destination cannot be removed',
         );
       }
-      await m.remove(hook);
+      await tx.removeWebhooks([hook]);
       const rest = hooks.filter((h) => h !== hook);
-      await renumber(m, rest);
+      await renumber(tx, rest);
       return destinationView(d, rest);
     });
   }
@@ -277,7 +254,7 @@ export class DestinationsService {
     ref: DestinationRef,
     entries: readonly WebhookEntryDto[],
   ): Promise<DestinationView> {
-    return this.locked(ref, async (m, d, hooks) => {
+    return this.locked(ref, async (tx, d, hooks) => {
       if (d.enabled && entries.length === 0) {
         throw conflict('last_webhook', 'an enabled destination keeps at least one webhook');
       }
@@ -291,15 +268,14 @@ export class DestinationsService {
       const kept = entries.map((entry) =>
         entry.id === undefined ? undefined : findHook(hooks, entry.id),
       );
-      const dropped = hooks.filter((h) => !kept.includes(h));
-      if (dropped.length > 0) await m.remove(dropped);
+      await tx.removeWebhooks(hooks.filter((h) => !kept.includes(h)));
       const next = entries.map((entry, position) => {
-        const hook = kept[position] ?? m.create(WebhookEntity, { destinationId: d.id });
-        return Object.assign(hook, { position, url: entry.url, headers: entry.headers ?? {} });
+        const stored = kept[position]?.headers ?? {};
+        const headers = this.sealed(entry.headers ?? {}, stored, `webhooks[${position}].headers`);
+        const hook = kept[position] ?? tx.newWebhook(d.id);
+        return Object.assign(hook, { position, url: entry.url, headers });
       });
-      // The position constraint is deferred: a reorder is checked at commit, as a whole.
-      const saved = await m.save(next);
-      return destinationView(d, saved);
+      return destinationView(d, await tx.saveWebhooks(next));
     });
   }
 
@@ -311,33 +287,41 @@ export class DestinationsService {
   }
 
   /**
-   * Runs `work` in a transaction that holds the destination's row lock, with the destination
-   * and its webhooks loaded; 404 when the source or destination does not exist.
+   * Static header values to store, sealed like the shared secret; a masked value keeps the
+   * stored one of its name (`header-values.ts`), and is a 400 when there is none.
+   */
+  private sealed(
+    input: Readonly<Record<string, string>>,
+    stored: Readonly<Record<string, string>>,
+    field: string,
+  ): Record<string, string> {
+    const result = sealedHeaders(input, stored, (value) => this.secrets.sealText(value));
+    if (result.ok) return result.headers;
+    throw new BadRequestException({
+      code: 'invalid_request',
+      message: `${field}.${result.name}: ${JSON.stringify(MASKED_HEADER_VALUE)} keeps a stored value, and this webhook has no ${result.name} header; send the value`,
+    });
+  }
+
+  /**
+   * Runs `work` holding the destination's row lock, with the destination and its webhooks
+   * loaded; 404 when the source or destination does not exist.
    */
   private async locked<T>(
     ref: DestinationRef,
-    work: (m: EntityManager, d: DestinationEntity, hooks: WebhookEntity[]) => Promise<T>,
+    work: (tx: DestinationsTransaction, d: DestinationEntity, hooks: WebhookEntity[]) => Promise<T>,
   ): Promise<T> {
     const { sourceId, destinationId } = ref;
     if (!isUUID(sourceId)) throw notFound('source');
     const first = destinationId === FIRST_DESTINATION;
     if (!first && !isUUID(destinationId)) throw notFound('destination');
-    return this.dataSource.transaction(async (m) => {
-      const d = await m.findOne(DestinationEntity, {
-        where: first ? { sourceId } : { sourceId, id: destinationId },
-        order: OLDEST_FIRST,
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!d) {
-        await this.sources.find(sourceId);
-        throw notFound('destination');
-      }
-      const hooks = await m.find(WebhookEntity, {
-        where: { destinationId: d.id },
-        order: { position: 'ASC' },
-      });
-      return work(m, d, hooks);
-    });
+    const key = { sourceId, destinationId: first ? undefined : destinationId };
+    const done = await this.repository.withDestinationLocked(key, async (tx, row) => ({
+      value: await work(tx, row.destination, row.webhooks),
+    }));
+    if (done) return done.value;
+    await this.sources.find(sourceId);
+    throw notFound('destination');
   }
 }
 
@@ -348,10 +332,13 @@ function findHook(hooks: readonly WebhookEntity[], webhookId: string): WebhookEn
 }
 
 /** Positions 0..n-1 in the current order, after a removal. */
-async function renumber(m: EntityManager, hooks: readonly WebhookEntity[]): Promise<void> {
+async function renumber(
+  tx: DestinationsTransaction,
+  hooks: readonly WebhookEntity[],
+): Promise<void> {
   const moved = hooks.filter((hook, position) => hook.position !== position);
   hooks.forEach((hook, position) => (hook.position = position));
-  if (moved.length > 0) await m.save(moved);
+  if (moved.length > 0) await tx.saveWebhooks(moved);
 }
 
 /** The batching columns of a request's `batching`: all null, or each bound or its default. */

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource, Repository } from 'typeorm';
 
-import { readUsage, SourceEntity } from '@app/settings';
+import { SourceEntity } from '@app/settings';
 
 import { notFound } from '../admin.errors';
 import { CreateSourceDto, UpdateSourceDto } from './source.dto';
+import { SourcesRepository } from './sources.repository';
 
 /** A source as the API shows it: never with its write key, except when one is made. */
 export interface SourceView {
@@ -26,28 +26,22 @@ const DEFAULT_USAGE_DAYS = 30;
 /** Sources and their write keys. */
 @Injectable()
 export class SourcesService {
-  private readonly sources: Repository<SourceEntity>;
-
-  constructor(private readonly dataSource: DataSource) {
-    this.sources = dataSource.getRepository(SourceEntity);
-  }
+  constructor(private readonly sources: SourcesRepository) {}
 
   /** Creates an enabled source with a new write key, returned this once. */
   async create(dto: CreateSourceDto): Promise<SourceView & { writeKey: string }> {
     const writeKey = newWriteKey();
-    const saved = await this.sources.save(
-      this.sources.create({
-        name: dto.name,
-        writeKey,
-        enabled: true,
-        allowedOrigins: dto.allowedOrigins ?? [],
-      }),
-    );
+    const saved = await this.sources.insert({
+      name: dto.name,
+      writeKey,
+      enabled: true,
+      allowedOrigins: dto.allowedOrigins ?? [],
+    });
     return { ...view(saved), writeKey };
   }
 
   async list(): Promise<SourceView[]> {
-    return (await this.sources.find({ order: { createdAt: 'ASC' } })).map(view);
+    return (await this.sources.list()).map(view);
   }
 
   async get(id: string): Promise<SourceView> {
@@ -72,8 +66,8 @@ export class SourcesService {
 
   /** Deletes the source with its destination and webhooks. */
   async remove(id: string): Promise<void> {
-    const result = isUUID(id) ? await this.sources.delete({ id }) : undefined;
-    if (!result?.affected) throw notFound('source');
+    const removed = isUUID(id) && (await this.sources.remove(id));
+    if (!removed) throw notFound('source');
   }
 
   /** Calls accepted per UTC day, as counted by ingest. */
@@ -83,12 +77,12 @@ export class SourcesService {
     const first =
       from ??
       new Date(Date.parse(last) - (DEFAULT_USAGE_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-    return readUsage(this.dataSource, id, first, last);
+    return this.sources.usage(id, first, last);
   }
 
   /** The source, or 404 (an id that is not a UUID cannot name one). */
   async find(id: string): Promise<SourceEntity> {
-    const source = isUUID(id) ? await this.sources.findOneBy({ id }) : null;
+    const source = isUUID(id) ? await this.sources.findById(id) : null;
     if (!source) throw notFound('source');
     return source;
   }

@@ -648,8 +648,11 @@ describe(DispatchService.name, () => {
         DESTINATION_ID,
         destination({
           webhooks: [
-            webhook('w-1', URL_1, { authorization: 'Bearer one', 'user-agent': 'Other/9' }),
-            webhook('w-2', URL_2, { 'x-team': 'two' }),
+            webhook('w-1', URL_1, {
+              authorization: box.sealText('Bearer one'),
+              'user-agent': box.sealText('Other/9'),
+            }),
+            webhook('w-2', URL_2, { 'x-team': box.sealText('two') }),
           ],
         }),
       );
@@ -679,6 +682,24 @@ describe(DispatchService.name, () => {
       expect(dead.topic).toBe(TOPIC.deliveriesDead);
       expect(dead.headers?.[HEADER.reason]).toBe('secret_unreadable');
       expect(JSON.stringify(dead.headers)).not.toContain('x');
+    });
+
+    it('dead-letters a delivery whose static header value does not open, posting nothing', async () => {
+      const other = new SecretBox(randomBytes(32).toString('base64'));
+      settings.destinations.set(
+        DESTINATION_ID,
+        destination({
+          webhooks: [
+            webhook('w-1', URL_1, { authorization: box.sealText('Bearer one') }),
+            webhook('w-2', URL_2, { authorization: other.sealText('Bearer two') }),
+          ],
+        }),
+      );
+      await expect(service().dispatch(delivery(), 'main')).resolves.toBe('dead');
+      expect(client.posts).toEqual([]);
+      const [dead] = producer.sent;
+      expect(dead.headers?.[HEADER.reason]).toBe('secret_unreadable');
+      expect(JSON.stringify(dead.headers)).not.toContain('Bearer');
     });
   });
 

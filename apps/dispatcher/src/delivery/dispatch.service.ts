@@ -98,8 +98,14 @@ export class DispatchService implements OnModuleDestroy {
   private readonly batches: BatchQueue<DispatchResult>;
   /** Signers of opened shared secrets by their ciphertext; a settings reload makes new arrays. */
   private readonly signers = new WeakMap<object, SecretSigners>();
-  /** Static headers less those that cannot be sent (saved before the admin refused them). */
-  private readonly staticHeaders = new StaticHeaders((message) => this.logger.warn(message));
+  /**
+   * Static headers, opened, less those that cannot be sent (saved before the admin refused
+   * them); opened once per settings snapshot.
+   */
+  private readonly staticHeaders = new StaticHeaders(
+    (message) => this.logger.warn(message),
+    (sealed) => this.options.secrets.openText(sealed),
+  );
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -216,29 +222,25 @@ export class DispatchService implements OnModuleDestroy {
     webhooks: readonly WebhookSettings[],
   ): Promise<Attempt> {
     const startedAt = this.now();
-    let signed: Record<string, string>;
+    let headers: Record<string, string>[];
     try {
       const message = { messageId: facts.messageId, nowMs: startedAt };
-      signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
+      const signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
+      headers = webhooks.map((webhook) => webhookHeaders(this.staticHeaders.of(webhook), signed));
     } catch (error) {
-      // Sealed under another key (SECRETS_ENCRYPTION_KEY differs from the admin app's), or a
-      // standard-webhooks secret that is not whsec_ (the admin API refuses that): dead-lettered,
-      // so one destination never blocks a partition; replayable once fixed.
-      if (error instanceof SecretBoxError) {
-        return { decision: deadBeforeAttempt(facts, 'secret_unreadable', startedAt) };
-      }
-      if (error instanceof UnsignableError) {
-        return { decision: deadBeforeAttempt(facts, error.code, startedAt) };
-      }
-      throw error;
+      const reason = unsendableReason(error);
+      if (reason === undefined) throw error;
+      return { decision: deadBeforeAttempt(facts, reason, startedAt) };
     }
     // The request goes out after the records admitted with this one are signed: a socket
     // write between two signatures leaves the hashing cold (bench/DISPATCHER.md).
     await Promise.resolve();
     const answers =
       webhooks.length === 1
-        ? [await this.post(facts, webhooks[0], body, signed)]
-        : await Promise.all(webhooks.map((webhook) => this.post(facts, webhook, body, signed)));
+        ? [await this.post(facts, webhooks[0], body, headers[0])]
+        : await Promise.all(
+            webhooks.map((webhook, i) => this.post(facts, webhook, body, headers[i])),
+          );
     const decision = decideAttempt({
       facts,
       webhooks,
@@ -396,26 +398,22 @@ export class DispatchService implements OnModuleDestroy {
     const startedAt = this.now();
     const body = batchBody(calls.map((call) => call.body));
     const batchId = randomUUID();
-    let signed: Record<string, string>;
+    let headers: Record<string, string>[];
     try {
       // In standard-webhooks mode a batch's webhook-id is its batch id (a new one per request).
       const message = { messageId: batchId, nowMs: startedAt };
-      signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
+      const signed = sluiceHeaders(body, this.signing(destination, startedAt), message);
+      const sent = { ...signed, [BATCH_ID_HEADER]: batchId };
+      headers = webhooks.map((webhook) => webhookHeaders(this.staticHeaders.of(webhook), sent));
     } catch (error) {
-      const reason =
-        error instanceof SecretBoxError
-          ? 'secret_unreadable'
-          : error instanceof UnsignableError
-            ? error.code
-            : undefined;
+      const reason = unsendableReason(error);
       if (reason === undefined) throw error;
       const dead = (f: DeliveryFacts) => deadBeforeAttempt(f, reason, startedAt);
       return { decisions: calls.map((call) => dead(call.facts)) };
     }
-    const headers = { ...signed, [BATCH_ID_HEADER]: batchId };
     const label = `batch ${batchId} (${calls.length} call(s)) to destination ${destination.id}`;
     const answers = await Promise.all(
-      webhooks.map((webhook) => this.post(calls[0].facts, webhook, body, headers, label)),
+      webhooks.map((webhook, i) => this.post(calls[0].facts, webhook, body, headers[i], label)),
     );
     const now = this.now();
     const results = answers.map((answer) => answer.result);
@@ -511,10 +509,9 @@ export class DispatchService implements OnModuleDestroy {
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
-    signed: Record<string, string>,
+    headers: Record<string, string>,
     batch?: string,
   ): Promise<TimedResult> {
-    const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
@@ -591,4 +588,17 @@ interface Attempt {
 
 function describe(facts: DeliveryFacts): string {
   return `delivery of message ${facts.messageId ?? '(none)'} to destination ${facts.destinationId}`;
+}
+
+/**
+ * Why a delivery cannot be signed or sent, or undefined for an unexpected error: a secret or
+ * static header value sealed under another key (the dispatcher's SECRETS_ENCRYPTION_KEY
+ * differs from the admin app's), or a standard-webhooks secret that is not whsec_ (the admin
+ * API refuses that). Such a delivery is dead-lettered, so one destination never blocks a
+ * partition; it is replayable once fixed.
+ */
+function unsendableReason(error: unknown): 'secret_unreadable' | 'secret_not_whsec' | undefined {
+  if (error instanceof SecretBoxError) return 'secret_unreadable';
+  if (error instanceof UnsignableError) return error.code;
+  return undefined;
 }

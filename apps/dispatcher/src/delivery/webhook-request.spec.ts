@@ -22,6 +22,12 @@ import {
 
 const BODY = Buffer.from('{"version":1,"type":"track","event":"Ünïcödé ✓"}');
 
+/** A stand-in for the secret box: `sealed:` + the value. */
+function open(sealed: string): string {
+  if (!sealed.startsWith('sealed:')) throw new Error('not sealed');
+  return sealed.slice('sealed:'.length);
+}
+
 function webhook(id: string, headers: Record<string, string>): WebhookSettings {
   return { id, position: 0, url: 'https://example.com/', headers: Object.freeze(headers) };
 }
@@ -57,14 +63,14 @@ describe(sendableHeaders.name, () => {
 describe(StaticHeaders.name, () => {
   it('works a snapshot out once and warns once per webhook, naming headers, never values', () => {
     const warnings: string[] = [];
-    const headers = new StaticHeaders((message) => warnings.push(message));
-    const hook = webhook('w1', { Connection: 'keep-alive', 'X-Key': 'secret-value' });
+    const headers = new StaticHeaders((message) => warnings.push(message), open);
+    const hook = webhook('w1', { Connection: 'keep-alive', 'X-Key': 'sealed:secret-value' });
     const first = headers.of(hook);
     expect(first).toEqual({ 'X-Key': 'secret-value' });
     expect(headers.of(hook)).toBe(first);
     // A reload makes new objects with the same headers: no second warning.
     expect(
-      headers.of(webhook('w1', { Connection: 'keep-alive', 'X-Key': 'secret-value' })),
+      headers.of(webhook('w1', { Connection: 'keep-alive', 'X-Key': 'sealed:secret-value' })),
     ).toEqual(first);
     expect(warnings).toEqual([
       'webhook w1: static header(s) Connection not sent (set by Sluice or connection-level); ' +
@@ -73,6 +79,20 @@ describe(StaticHeaders.name, () => {
     headers.of(webhook('w2', { Expect: '100-continue' }));
     expect(warnings).toHaveLength(2);
     expect(warnings.join('\n')).not.toContain('secret-value');
+  });
+
+  it('opens each value once per snapshot, and throws what opening throws', () => {
+    let opened = 0;
+    const counting = (sealed: string) => {
+      opened += 1;
+      return open(sealed);
+    };
+    const headers = new StaticHeaders(() => undefined, counting);
+    const hook = webhook('w1', { Authorization: 'sealed:Bearer a', 'X-Team': 'sealed:b' });
+    expect(headers.of(hook)).toEqual({ Authorization: 'Bearer a', 'X-Team': 'b' });
+    headers.of(hook);
+    expect(opened).toBe(2);
+    expect(() => headers.of(webhook('w2', { Authorization: 'plain' }))).toThrow('not sealed');
   });
 });
 

@@ -204,24 +204,37 @@ export function sendableHeaders(headers: Readonly<Record<string, string>>): {
 const MAX_WARNED = 10_000;
 
 /**
- * A webhook's static headers as they can be sent. The admin API refuses the headers Sluice sets
- * itself and connection-level ones (`Connection`, `Transfer-Encoding`, `Proxy-*`...), which the
- * HTTP client would refuse on every request; a row saved before that rule still has them, and
- * they are dropped here (with one warning per webhook) so that the rest of the delivery goes
- * out. Worked out once per settings snapshot: the snapshot's header objects are the keys.
+ * A webhook's static headers as they can be sent, their values opened (the admin app stores
+ * them sealed, like the shared secret). The admin API refuses the headers Sluice sets itself
+ * and connection-level ones (`Connection`, `Transfer-Encoding`, `Proxy-*`...), which the HTTP
+ * client would refuse on every request; a row saved before that rule still has them, and they
+ * are dropped here (with one warning per webhook) so that the rest of the delivery goes out.
+ * Worked out once per settings snapshot: the snapshot's header objects are the keys.
  */
 export class StaticHeaders {
   private readonly sendable = new WeakMap<object, Readonly<Record<string, string>>>();
   private readonly warned = new Set<string>();
 
-  constructor(private readonly warn: (message: string) => void) {}
+  /**
+   * @param warn logs a message (names headers, never values)
+   * @param open opens a sealed value; throws (a `SecretBoxError`) when it cannot
+   */
+  constructor(
+    private readonly warn: (message: string) => void,
+    private readonly open: (sealed: string) => string,
+  ) {}
 
-  /** The headers of `webhook` that can be sent (its own object when nothing is dropped). */
+  /**
+   * The headers of `webhook` that can be sent, with their values opened.
+   * @throws what `open` throws when a value does not open (sealed under another key)
+   */
   of(webhook: WebhookSettings): Readonly<Record<string, string>> {
     let headers = this.sendable.get(webhook.headers);
     if (headers === undefined) {
       const { kept, dropped } = sendableHeaders(webhook.headers);
-      headers = kept;
+      headers = Object.freeze(
+        Object.fromEntries(Object.entries(kept).map(([name, v]) => [name, this.open(v)])),
+      );
       this.sendable.set(webhook.headers, headers);
       if (dropped.length > 0) this.warnOnce(webhook.id, dropped);
     }

@@ -56,7 +56,10 @@ export class WebhookEntity {
   @Column({ name: 'url', type: 'text' })
   url!: string;
 
-  /** Static headers sent with every POST: a JSON object of at most 5 string values. */
+  /**
+   * Static headers sent with every POST: a JSON object of at most 5 string values, each
+   * sealed under SECRETS_ENCRYPTION_KEY (`SecretBox.sealText`); the names are plain.
+   */
   @Column({ name: 'headers', type: 'jsonb', default: () => `'{}'` })
   headers!: Record<string, string>;
 

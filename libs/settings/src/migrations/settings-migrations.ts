@@ -9,6 +9,7 @@ import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source
 import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-resume.migration';
 import { ManyDestinationsPerSource1763769600500 } from './1763769600500-many-destinations-per-source.migration';
 import { AddDestinationRateLimit1763769600600 } from './1763769600600-add-destination-rate-limit.migration';
+import { EncryptWebhookHeaderValues1763769600700 } from './1763769600700-encrypt-webhook-header-values.migration';
 import { AddDestinationSigning1763769601000 } from './1763769601000-add-destination-signing.migration';
 import { AddDestinationBatching1763769601050 } from './1763769601050-add-destination-batching.migration';
 
@@ -29,6 +30,7 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   AddReplayJobResume1763769600400,
   ManyDestinationsPerSource1763769600500,
   AddDestinationRateLimit1763769600600,
+  EncryptWebhookHeaderValues1763769600700,
   AddDestinationSigning1763769601000,
   AddDestinationBatching1763769601050,
 ];
