@@ -12,6 +12,9 @@
 #   (validates docker/compose.yml) and chromium (browser tests), without their recommendations.
 # helm, at HELM_VERSION, built with Go from the Go module proxy into .local/bin (git-ignored);
 # $HELM, when set, names a helm to use instead.
+# schemathesis, at SCHEMATHESIS_VERSION, from PyPI with pip into a Python venv in
+# .local/schemathesis (git-ignored): test/e2e/admin/schemathesis.spec.ts runs it against the
+# admin API (python3-venv is the Debian package it needs).
 # What cannot be had (not root, no Go) stops the run here, with the command that installs it.
 #
 # SLUICE_GO names the go binary (default: go on PATH, else /usr/local/go/bin/go); a path that
@@ -25,6 +28,8 @@ HELM_VERSION=v3.22.0
 HELM_STAMP="$BIN_DIR/.helm-version"
 # helm's go.mod at HELM_VERSION asks for this Go.
 HELM_GO=1.26
+SCHEMATHESIS_VERSION=4.32.5
+SCHEMATHESIS_DIR="$ROOT/.local/schemathesis"
 
 log() { echo "[tools] $*" >&2; }
 
@@ -46,6 +51,21 @@ helm_ok() {
   [[ "$(cat "$HELM_STAMP" 2>/dev/null || true)" == "$HELM_VERSION" ]]
 }
 
+schemathesis_ok() {
+  [[ "$("$SCHEMATHESIS_DIR/bin/schemathesis" --version 2>/dev/null || true)" == *" $SCHEMATHESIS_VERSION" ]]
+}
+
+install_schemathesis() {
+  log "installing schemathesis $SCHEMATHESIS_VERSION into $SCHEMATHESIS_DIR (first run only)"
+  rm -rf "$SCHEMATHESIS_DIR"
+  python3 -m venv "$SCHEMATHESIS_DIR" >&2 &&
+    "$SCHEMATHESIS_DIR/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION" >&2 || {
+    log "error: installing schemathesis $SCHEMATHESIS_VERSION from PyPI failed (see above):"
+    log "  python3 -m venv $SCHEMATHESIS_DIR && $SCHEMATHESIS_DIR/bin/pip install schemathesis==$SCHEMATHESIS_VERSION"
+    exit 1
+  }
+}
+
 chromium_works() {
   timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom about:blank 2>/dev/null |
     grep -q '<body>'
@@ -63,6 +83,7 @@ missing_packages() {
   command -v prometheus >/dev/null && command -v promtool >/dev/null || echo prometheus:
   command -v docker-compose >/dev/null || echo docker-compose:
   command -v chromium >/dev/null || echo chromium:
+  python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv:
   return 0
 }
 
@@ -129,7 +150,7 @@ install_helm() {
 install() {
   local packages
   mapfile -t packages < <(missing_packages)
-  if ((${#packages[@]} == 0)) && helm_ok; then return; fi
+  if ((${#packages[@]} == 0)) && helm_ok && schemathesis_ok; then return; fi
   # One run installs at a time; the others find the work done.
   mkdir -p "$BIN_DIR"
   exec 9>"$ROOT/.local/tools.lock"
@@ -150,6 +171,7 @@ install() {
     fi
     install_helm
   fi
+  schemathesis_ok || install_schemathesis
   exec 9>&-
 }
 
@@ -160,6 +182,10 @@ check() {
   ((${#packages[@]} == 0)) || status=1
   if helm_ok; then echo "helm: $(command -v "$(helm_bin)")"; else
     echo "missing: helm $HELM_VERSION at $(helm_bin)"
+    status=1
+  fi
+  if schemathesis_ok; then echo "schemathesis: $SCHEMATHESIS_DIR/bin/schemathesis"; else
+    echo "missing: schemathesis $SCHEMATHESIS_VERSION in $SCHEMATHESIS_DIR"
     status=1
   fi
   if [[ -x "$(go_bin)" ]]; then echo "go: $(go_bin)"; else echo "go: not found (only needed to build helm)"; fi

@@ -71,7 +71,16 @@ function serveOpenApi(app: NestFastifyApplication): void {
       .setTitle('Sluice admin API')
       .setDescription(OPENAPI_DESCRIPTION)
       .setVersion('1')
-      .addBearerAuth()
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        // Not a JWT: an opaque token the operator configures (ADMIN_TOKENS, ADMIN_NAMED_TOKENS).
+        bearerFormat: undefined,
+        description:
+          "An opaque admin token from the admin app's configuration (ADMIN_TOKENS, or " +
+          'ADMIN_NAMED_TOKENS with a name and a scope): a `read` token may only GET; every ' +
+          'change answers 403 `token_read_only` to it.',
+      })
       .build(),
   );
   const fastify = app.getHttpAdapter().getInstance();

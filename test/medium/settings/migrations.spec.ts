@@ -11,6 +11,7 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../helpers/test-database';
 
 const EXPECTED_CONSTRAINTS = [
+  'admin_audit_pkey',
   'audience_key_check',
   'audience_kind_check',
   'audience_member_audience_id_fkey',
@@ -61,6 +62,7 @@ const EXPECTED_CONSTRAINTS = [
 
 /** The settings tables and, without NOTIFY triggers, the deletion and audience ones. */
 const OUR_TABLES = [
+  'admin_audit',
   'audience',
   'audience_member',
   'audience_sync',
@@ -119,6 +121,7 @@ describe('settings migrations', () => {
       'AddReplayJobResume1763769600400',
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
+      'CreateAdminAudit1763769600900',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -184,6 +187,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'CreateAdminAudit1763769600900',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',
