@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { AdminHarness } from '../../helpers/admin-harness';
@@ -18,9 +19,76 @@ interface Run {
   readonly output: string;
 }
 
+/** Ids of things that exist, by the path parameter that names them. */
+type Fixtures = Readonly<Record<string, readonly string[]>>;
+
+/**
+ * Makes a source with a destination (with a webhook), an audience with an open sync, a
+ * computed trait and a deletion request, so that generated requests reach past the 404s.
+ */
+async function makeFixtures(h: AdminHarness): Promise<Fixtures> {
+  const made = async (path: string, body?: unknown): Promise<string> => {
+    const answer = await h.call('POST', path, body);
+    expect(answer.status).toBe(201);
+    return answer.body.id as string;
+  };
+  const source = await made('/admin/v1/sources', { name: 'fuzzed' });
+  const S = `/admin/v1/sources/${source}`;
+  const destination = await made(`${S}/destinations`, { name: 'hooks' });
+  const webhook = await made(`${S}/destinations/${destination}/webhooks`, {
+    url: 'https://example.com/hook',
+  });
+  const audience = await made(`${S}/audiences`, { name: 'Big spenders' });
+  const trait = await made(`${S}/computed-traits`, { name: 'Lifetime value' });
+  const syncs = [
+    await made(`${S}/audiences/${audience}/syncs`),
+    await made(`${S}/computed-traits/${trait}/syncs`),
+  ];
+  const request = await made('/admin/v1/deletion-requests', { userIds: ['u-1'] });
+  return {
+    sourceId: [source],
+    destinationId: [destination],
+    webhookId: [webhook],
+    audienceId: [audience, trait],
+    syncId: syncs,
+    requestId: [request],
+  };
+}
+
+/**
+ * schemathesis's configuration: each path parameter takes an id of a thing that exists most
+ * of the time, and a generated value otherwise (which must then answer 404 or 400). DELETEs
+ * take the ids of a second set, so that they do not remove what the other requests use.
+ */
+function configToml(kept: Fixtures, doomed: Fixtures): string {
+  const lines: string[] = [];
+  const dictionaries = (prefix: string, fixtures: Fixtures): void => {
+    for (const [name, ids] of Object.entries(fixtures)) {
+      lines.push(`[dictionaries.${prefix}${name}]`, `values = ${JSON.stringify(ids)}`, '');
+    }
+  };
+  const bindings = (prefix: string, fixtures: Fixtures): string[] =>
+    Object.keys(fixtures).map(
+      (name) => `"path.${name}" = { dictionary = "${prefix}${name}", probability = 0.8 }`,
+    );
+  dictionaries('', kept);
+  dictionaries('doomed_', doomed);
+  lines.push('[parameters]', ...bindings('', kept), '');
+  lines.push('[[operations]]', 'include-method = "DELETE"', '[operations.parameters]');
+  lines.push(...bindings('doomed_', doomed));
+  return `${lines.join('\n')}\n`;
+}
+
 /** Runs schemathesis with `phases` for at most `maxTimeSeconds` against the harness's API. */
-function schemathesis(h: AdminHarness, phases: string, maxTimeSeconds: number): Promise<Run> {
+function schemathesis(
+  h: AdminHarness,
+  configFile: string,
+  phases: string,
+  maxTimeSeconds: number,
+): Promise<Run> {
   const args = [
+    '--config-file',
+    configFile,
     'run',
     `${h.url}/admin/v1/openapi.json`,
     '--url',
@@ -54,9 +122,17 @@ function schemathesis(h: AdminHarness, phases: string, maxTimeSeconds: number): 
 
 describe('admin API under schemathesis (its OpenAPI document against its answers)', () => {
   const h = new AdminHarness();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-schemathesis-'));
+  const configFile = join(dir, 'schemathesis.toml');
 
-  beforeAll(() => h.start());
-  afterAll(() => h.close());
+  beforeAll(async () => {
+    await h.start();
+    writeFileSync(configFile, configToml(await makeFixtures(h), await makeFixtures(h)));
+  });
+  afterAll(async () => {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('finds the tool installed by the test command', () => {
     expect(existsSync(SCHEMATHESIS)).toBe(true);
@@ -68,7 +144,7 @@ describe('admin API under schemathesis (its OpenAPI document against its answers
   ])(
     '%s: no server error, no answer outside its schema, no undocumented status',
     async (_name, phases, maxTimeSeconds) => {
-      const run = await schemathesis(h, phases, maxTimeSeconds);
+      const run = await schemathesis(h, configFile, phases, maxTimeSeconds);
       // The whole report on failure: each finding with the request that reproduces it.
       expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
         code: 0,
