@@ -10,6 +10,7 @@ import { AdminConfig, loadAdminConfig } from './config';
 import { serveConsole } from './console/console.routes';
 import { serveDocsPage } from './docs-page';
 import { adminKafka } from './kafka-topology';
+import { holdsNul } from './nul-text';
 import { adminValidationPipe } from './validation';
 
 /** Where the admin API's OpenAPI document is served (no token needed, like its docs page). */
@@ -23,6 +24,7 @@ export async function startAdmin(
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
   connectConsumers(app, adminKafka(config), transportSettings(app, config));
   acceptEmptyJsonBodies(app);
+  refuseNulText(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
   serveOpenApi(app);
@@ -44,6 +46,21 @@ function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
       done(Object.assign(new Error('the body is not valid JSON'), { statusCode: 400 }), undefined);
     }
   });
+}
+
+/** Refuses an admin API request whose query or body holds U+0000 (see {@link holdsNul}). */
+function refuseNulText(app: NestFastifyApplication): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('preValidation', (request, reply, done) => {
+      if (!request.url.startsWith('/admin/v1/')) return done();
+      if (!holdsNul(request.query) && !holdsNul(request.body)) return done();
+      void reply.code(400).send({
+        code: 'invalid_request',
+        message: 'a text value holds the character U+0000, which cannot be stored',
+      });
+    });
 }
 
 /** The OpenAPI document's description: what the API holds, and how a large sync is sent. */

@@ -61,7 +61,8 @@ async function makeFixtures(h: AdminHarness): Promise<Fixtures> {
  * take the ids of a second set, so that they do not remove what the other requests use.
  */
 function configToml(kept: Fixtures, doomed: Fixtures): string {
-  const lines: string[] = [];
+  // Strings may hold U+0000, which PostgreSQL cannot store: the API must refuse it with a 400.
+  const lines: string[] = ['[generation]', 'allow-x00 = true', ''];
   const dictionaries = (prefix: string, fixtures: Fixtures): void => {
     for (const [name, ids] of Object.entries(fixtures)) {
       lines.push(`[dictionaries.${prefix}${name}]`, `values = ${JSON.stringify(ids)}`, '');
@@ -101,8 +102,9 @@ function schemathesis(
     CHECKS,
     '--max-time',
     String(maxTimeSeconds),
+    // One worker: hypothesis's parsing in several threads trips a CPython 3.11 AST bug.
     '--workers',
-    '2',
+    '1',
     '--seed',
     '31',
     '--no-color',
@@ -146,7 +148,9 @@ describe('admin API under schemathesis (its OpenAPI document against its answers
     async (_name, phases, maxTimeSeconds) => {
       const run = await schemathesis(h, configFile, phases, maxTimeSeconds);
       // The whole report on failure: each finding with the request that reproduces it.
-      expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({
+      // Generated bodies can be megabytes long: each line of the report is cut short.
+      const report = run.output.replace(/[^\n]{2000,}/g, (line) => `${line.slice(0, 2000)} …`);
+      expect({ code: run.code, output: run.code === 0 ? '' : report }).toEqual({
         code: 0,
         output: '',
       });

@@ -48,7 +48,7 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
         '`_`, a leading digit gets a `_` before it. 400 when no Latin letter or digit is left; ' +
         '409 `trait_key_exists` when the source has the key already.',
     })
-    @ApiAnswers({ status: 201, type: AudienceAnswer }, 400, 404, 409)
+    @ApiAnswers({ status: 201, type: AudienceAnswer }, 400, 404, 409, 413)
     create(@Param('sourceId') sourceId: string, @Body() dto: CreateAudienceDto) {
       return this.audiences.create(sourceId, kind, dto.name);
     }
@@ -93,7 +93,7 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
     @HttpCode(200)
     @ApiOperation({ summary: page.summary, description: page.description })
     @ApiBody({ type: page.dto })
-    @ApiAnswers({ status: 200, type: SyncAnswer }, 400, 404, 409)
+    @ApiAnswers({ status: 200, type: SyncAnswer }, 400, 404, 409, 413)
     upload(
       @Param('sourceId') sourceId: string,
       @Param('audienceId') id: string,

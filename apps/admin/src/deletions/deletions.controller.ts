@@ -28,7 +28,7 @@ export class DeletionsController {
       'less. The webhook body is exactly ' +
       '`{"type":"delete","userId":…,"timestamp":<the request\'s creation time>}`.',
   })
-  @ApiAnswers({ status: 201, type: DeletionRequestAnswer }, 400, 404, 503)
+  @ApiAnswers({ status: 201, type: DeletionRequestAnswer }, 400, 404, 503, 413)
   create(@Body() dto: CreateDeletionRequestDto) {
     return this.deletions.create(dto);
   }

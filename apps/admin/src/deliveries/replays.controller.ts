@@ -22,7 +22,7 @@ export class ReplaysController {
     summary: "Replay a destination's dead deliveries of a time range",
     description: 'As POST /admin/v1/sources/{sourceId}/destination/replay, for this destination.',
   })
-  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409, 413)
   startFor(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -44,7 +44,7 @@ export class ReplaysController {
       'longer on their topic) against `total`. 404 `source_not_found` / ' +
       '`destination_not_found`; 409 `destination_disabled`.',
   })
-  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409, 413)
   start(@Param('sourceId') sourceId: string, @Body() dto: ReplayRangeDto) {
     return this.jobs.start(sourceId, dto);
   }

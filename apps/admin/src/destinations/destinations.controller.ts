@@ -48,7 +48,7 @@ export class DestinationsController {
     description:
       'Refused with 409 destination_exists when the source has a destination already; add more with POST /admin/v1/sources/{sourceId}/destinations.',
   })
-  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409, 413)
   create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
     return this.destinations.create(sourceId, dto, true);
   }
@@ -65,7 +65,7 @@ export class DestinationsController {
     summary: 'Renames the first destination or sets its filter',
     description: FIRST_NOTE,
   })
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   update(@Param('sourceId') sourceId: string, @Body() dto: UpdateDestinationDto) {
     return this.destinations.update(first(sourceId), dto);
   }
@@ -79,7 +79,7 @@ export class DestinationsController {
 
   /** Sets the shared secret (write-only: answers say only whether one is set). */
   @Put('shared-secret')
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   setSecret(@Param('sourceId') sourceId: string, @Body() dto: SharedSecretDto) {
     return this.destinations.setSecret(first(sourceId), dto.sharedSecret);
   }
@@ -106,21 +106,21 @@ export class DestinationsController {
   }
 
   @Post('webhooks')
-  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409, 413)
   addWebhook(@Param('sourceId') sourceId: string, @Body() dto: WebhookDto) {
     return this.destinations.addWebhook(first(sourceId), dto);
   }
 
   /** Replaces the list; entries that carry an id keep it. */
   @Put('webhooks')
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   replaceWebhooks(@Param('sourceId') sourceId: string, @Body() dto: ReplaceWebhooksDto) {
     return this.destinations.replaceWebhooks(first(sourceId), dto.webhooks);
   }
 
   /** Edits an entry in place; it keeps its id. */
   @Patch('webhooks/:webhookId')
-  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409, 413)
   updateWebhook(
     @Param('sourceId') sourceId: string,
     @Param('webhookId') webhookId: string,

@@ -65,7 +65,7 @@ export class SourceDestinationsController {
       'unique within the source (409 destination_name_taken); a bad filter is 400 ' +
       'invalid_filter with the path of its bad part.',
   })
-  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409, 413)
   create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
     return this.destinations.create(sourceId, dto);
   }
@@ -88,7 +88,7 @@ export class SourceDestinationsController {
 
   @Patch(':destinationId')
   @ApiOperation({ summary: 'Renames it or replaces its filter (null: takes every call)' })
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   update(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -109,7 +109,7 @@ export class SourceDestinationsController {
 
   /** Sets the shared secret (write-only: answers say only whether one is set). */
   @Put(':destinationId/shared-secret')
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   setSecret(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -140,7 +140,7 @@ export class SourceDestinationsController {
   }
 
   @Post(':destinationId/webhooks')
-  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409, 413)
   addWebhook(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -151,7 +151,7 @@ export class SourceDestinationsController {
 
   /** Replaces the list; entries that carry an id keep it. */
   @Put(':destinationId/webhooks')
-  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   replaceWebhooks(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -162,7 +162,7 @@ export class SourceDestinationsController {
 
   /** Edits an entry in place; it keeps its id. */
   @Patch(':destinationId/webhooks/:webhookId')
-  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409)
+  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409, 413)
   updateWebhook(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,

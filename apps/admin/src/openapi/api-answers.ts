@@ -20,7 +20,7 @@ const ERROR_MEANING: Readonly<Record<ErrorStatus | 401 | 403, string>> = {
   403: '`forbidden`: the token is not valid; `token_read_only`: a read-only token asked for a change',
   404: 'Something the path names does not exist (`<thing>_not_found`)',
   409: 'The change conflicts with the current state (the code says which rule)',
-  413: 'The body is larger than the admin API takes',
+  413: '`request_too_large`: the body is larger than 1 MiB',
   503: '`kafka_unavailable`: Kafka did not acknowledge in time; nothing was committed',
 };
 

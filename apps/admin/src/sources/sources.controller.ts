@@ -29,7 +29,7 @@ export class SourcesController {
 
   /** Creates a source; the answer holds its write key (shown this once). */
   @Post()
-  @ApiAnswers({ status: 201, type: SourceWithWriteKeyAnswer }, 400)
+  @ApiAnswers({ status: 201, type: SourceWithWriteKeyAnswer }, 400, 413)
   create(@Body() dto: CreateSourceDto) {
     return this.sources.create(dto);
   }
@@ -47,7 +47,7 @@ export class SourcesController {
   }
 
   @Patch(':sourceId')
-  @ApiAnswers({ status: 200, type: SourceAnswer }, 400, 404)
+  @ApiAnswers({ status: 200, type: SourceAnswer }, 400, 404, 413)
   update(@Param('sourceId') id: string, @Body() dto: UpdateSourceDto) {
     return this.sources.update(id, dto);
   }
