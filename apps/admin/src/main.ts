@@ -100,6 +100,10 @@ function serveOpenApi(app: NestFastifyApplication): void {
       })
       .build(),
   );
+  // The admin API only: health and metrics (every app's, no token) are in operations.md.
+  for (const path of Object.keys(document.paths)) {
+    if (!path.startsWith('/admin/v1/')) delete document.paths[path];
+  }
   const fastify = app.getHttpAdapter().getInstance();
   fastify.get(OPENAPI_PATH, (_request, reply) => reply.send(document));
   serveDocsPage(fastify, OPENAPI_PATH);

@@ -14,6 +14,23 @@ const SCHEMATHESIS = join(LOCAL, 'schemathesis/bin/schemathesis');
 /** The checks the admin API must pass: no 500, answers as documented, statuses documented. */
 const CHECKS = 'not_a_server_error,response_schema_conformance,status_code_conformance';
 
+/** The parts of the OpenAPI document the spec reads. */
+interface OpenApi {
+  readonly paths: Record<
+    string,
+    Record<
+      string,
+      {
+        responses: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+      }
+    >
+  >;
+  readonly components: {
+    readonly securitySchemes: Record<string, unknown>;
+    readonly schemas: Record<string, unknown>;
+  };
+}
+
 interface Run {
   readonly code: number | null;
   readonly output: string;
@@ -134,6 +151,44 @@ describe('admin API under schemathesis (its OpenAPI document against its answers
   afterAll(async () => {
     await h.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('documents every operation: its success with a schema, its errors as {code, message}, an opaque bearer token', async () => {
+    const document = (await (await fetch(`${h.url}/admin/v1/openapi.json`)).json()) as OpenApi;
+    expect(document.components.securitySchemes.bearer).toEqual({
+      type: 'http',
+      scheme: 'bearer',
+      description: expect.stringContaining('opaque'),
+    });
+    expect(document.components.schemas.ErrorAnswer).toMatchObject({
+      required: ['code', 'message'],
+    });
+    const gaps: string[] = [];
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        const statuses = Object.keys(operation.responses);
+        const ok = statuses.filter((status) => status.startsWith('2'));
+        if (ok.length !== 1) gaps.push(`${where}: success answers ${ok.join(',')}`);
+        if (!['401', '403'].every((status) => statuses.includes(status))) {
+          gaps.push(`${where}: 401/403 missing`);
+        }
+        for (const status of statuses) {
+          const schema = operation.responses[status].content?.['application/json']?.schema;
+          const ref = JSON.stringify(schema ?? null);
+          if (status.startsWith('2') && status !== '204' && !schema) {
+            gaps.push(`${where} ${status}: no schema`);
+          }
+          if (!status.startsWith('2') && !ref.includes('#/components/schemas/ErrorAnswer')) {
+            gaps.push(`${where} ${status}: not {code, message}`);
+          }
+        }
+      }
+    }
+    expect(gaps).toEqual([]);
+    const operations = Object.values(document.paths).flatMap((methods) => Object.keys(methods));
+    expect(operations.length).toBeGreaterThanOrEqual(60);
+    expect(Object.keys(document.paths).every((path) => path.startsWith('/admin/v1/'))).toBe(true);
   });
 
   it('finds the tool installed by the test command', () => {
