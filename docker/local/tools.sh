@@ -14,6 +14,9 @@
 # test/e2e/dispatcher/signing.spec.ts), and the Go module of its Go receiver in Go's module cache.
 # helm, at HELM_VERSION, built with Go from the Go module proxy into .local/bin (git-ignored);
 # $HELM, when set, names a helm to use instead.
+# schemathesis, at SCHEMATHESIS_VERSION, from PyPI with pip into a Python venv in
+# .local/schemathesis (git-ignored): test/e2e/admin/schemathesis.spec.ts runs it against the
+# admin API (python3-venv is the Debian package it needs).
 # What cannot be had (not root, no Go) stops the run here, with the command that installs it.
 #
 # SLUICE_GO names the go binary (default: go on PATH, else /usr/local/go/bin/go); a path that
@@ -27,6 +30,8 @@ HELM_VERSION=v3.22.0
 HELM_STAMP="$BIN_DIR/.helm-version"
 # helm's go.mod at HELM_VERSION asks for this Go.
 HELM_GO=1.26
+SCHEMATHESIS_VERSION=4.32.5
+SCHEMATHESIS_DIR="$ROOT/.local/schemathesis"
 
 VENV_DIR="$ROOT/.local/venv"
 VENV_STAMP="$VENV_DIR/.packages"
@@ -55,6 +60,21 @@ helm_ok() {
   [[ "$(cat "$HELM_STAMP" 2>/dev/null || true)" == "$HELM_VERSION" ]]
 }
 
+schemathesis_ok() {
+  [[ "$("$SCHEMATHESIS_DIR/bin/schemathesis" --version 2>/dev/null || true)" == *" $SCHEMATHESIS_VERSION" ]]
+}
+
+install_schemathesis() {
+  log "installing schemathesis $SCHEMATHESIS_VERSION into $SCHEMATHESIS_DIR (first run only)"
+  rm -rf "$SCHEMATHESIS_DIR"
+  python3 -m venv "$SCHEMATHESIS_DIR" >&2 &&
+    "$SCHEMATHESIS_DIR/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION" >&2 || {
+    log "error: installing schemathesis $SCHEMATHESIS_VERSION from PyPI failed (see above):"
+    log "  python3 -m venv $SCHEMATHESIS_DIR && $SCHEMATHESIS_DIR/bin/pip install schemathesis==$SCHEMATHESIS_VERSION"
+    exit 1
+  }
+}
+
 chromium_works() {
   timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom about:blank 2>/dev/null |
     grep -q '<body>'
@@ -74,7 +94,7 @@ missing_packages() {
   command -v chromium >/dev/null || echo chromium:
   command -v python3 >/dev/null || echo python3:
   # `python3 -m venv` needs ensurepip, which Debian ships apart.
-  python3 -c 'import ensurepip' 2>/dev/null || echo python3-venv:
+  python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3-venv:
   return 0
 }
 
@@ -175,7 +195,7 @@ install_go_module() {
 install() {
   local packages
   mapfile -t packages < <(missing_packages)
-  if ((${#packages[@]} == 0)) && helm_ok && venv_ok && go_module_ok; then return; fi
+  if ((${#packages[@]} == 0)) && helm_ok && venv_ok && go_module_ok && schemathesis_ok; then return; fi
   # One run installs at a time; the others find the work done.
   mkdir -p "$BIN_DIR"
   exec 9>"$ROOT/.local/tools.lock"
@@ -198,6 +218,7 @@ install() {
   fi
   venv_ok || install_venv
   go_module_ok || install_go_module
+  schemathesis_ok || install_schemathesis
   exec 9>&-
 }
 
@@ -208,6 +229,10 @@ check() {
   ((${#packages[@]} == 0)) || status=1
   if helm_ok; then echo "helm: $(command -v "$(helm_bin)")"; else
     echo "missing: helm $HELM_VERSION at $(helm_bin)"
+    status=1
+  fi
+  if schemathesis_ok; then echo "schemathesis: $SCHEMATHESIS_DIR/bin/schemathesis"; else
+    echo "missing: schemathesis $SCHEMATHESIS_VERSION in $SCHEMATHESIS_DIR"
     status=1
   fi
   if [[ -x "$(go_bin)" ]]; then echo "go: $(go_bin)"; else echo "go: not found (needed to build helm and the Standard Webhooks Go receiver)"; fi

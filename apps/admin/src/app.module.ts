@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 
 import { ConsumerLagModule, KafkaConnection, lagGroups, RecordReader } from '@app/kafka';
 import { RuntimeModule } from '@app/runtime';
@@ -10,7 +11,11 @@ import { AudiencesRepository } from './audiences/audiences.repository';
 import { AudiencesService } from './audiences/audiences.service';
 import { ComputedTraitsController } from './audiences/computed-traits.controller';
 import { SyncsService } from './audiences/syncs.service';
+import { AuditController } from './audit/audit.controller';
+import { AuditInterceptor } from './audit/audit.interceptor';
+import { AuditRepository } from './audit/audit.repository';
 import { ADMIN_TOKENS } from './auth/admin-token.guard';
+import { adminTokens } from './auth/admin-tokens';
 import { CLOCK, SYSTEM_CLOCK } from './clock';
 import { AdminConfig } from './config';
 import { DeletionsController } from './deletions/deletions.controller';
@@ -77,8 +82,12 @@ export class AppModule {
         ComputedTraitsController,
         DeliveriesController,
         ReplaysController,
+        AuditController,
       ],
       providers: [
+        AuditRepository,
+        // Every change the API makes is recorded in the audit log.
+        { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
         OutcomesConsumer,
         LedgerConsumer,
         BreakerChangesConsumer,
@@ -132,7 +141,10 @@ export class AppModule {
           useValue: { defaultOverlapSeconds: config.admin.secretOverlapSeconds },
         },
         { provide: SecretBox, useValue: new SecretBox(config.admin.secretsKey) },
-        { provide: ADMIN_TOKENS, useValue: config.admin.tokens },
+        {
+          provide: ADMIN_TOKENS,
+          useValue: adminTokens(config.admin.tokens, config.admin.namedTokens),
+        },
       ],
     };
   }

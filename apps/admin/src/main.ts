@@ -10,6 +10,7 @@ import { AdminConfig, loadAdminConfig } from './config';
 import { serveConsole } from './console/console.routes';
 import { serveDocsPage } from './docs-page';
 import { adminKafka } from './kafka-topology';
+import { holdsNul } from './nul-text';
 import { adminValidationPipe } from './validation';
 
 /** Where the admin API's OpenAPI document is served (no token needed, like its docs page). */
@@ -23,6 +24,7 @@ export async function startAdmin(
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
   connectConsumers(app, adminKafka(config), transportSettings(app, config));
   acceptEmptyJsonBodies(app);
+  refuseNulText(app);
   app.useGlobalPipes(adminValidationPipe());
   countAdminRequests(app);
   serveOpenApi(app);
@@ -44,6 +46,21 @@ function acceptEmptyJsonBodies(app: NestFastifyApplication): void {
       done(Object.assign(new Error('the body is not valid JSON'), { statusCode: 400 }), undefined);
     }
   });
+}
+
+/** Refuses an admin API request whose query or body holds U+0000 (see {@link holdsNul}). */
+function refuseNulText(app: NestFastifyApplication): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('preValidation', (request, reply, done) => {
+      if (!request.url.startsWith('/admin/v1/')) return done();
+      if (!holdsNul(request.query) && !holdsNul(request.body)) return done();
+      void reply.code(400).send({
+        code: 'invalid_request',
+        message: 'a text value holds the character U+0000, which cannot be stored',
+      });
+    });
 }
 
 /** The OpenAPI document's description: what the API holds, and how a large sync is sent. */
@@ -71,9 +88,22 @@ function serveOpenApi(app: NestFastifyApplication): void {
       .setTitle('Sluice admin API')
       .setDescription(OPENAPI_DESCRIPTION)
       .setVersion('1')
-      .addBearerAuth()
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        // Not a JWT: an opaque token the operator configures (ADMIN_TOKENS, ADMIN_NAMED_TOKENS).
+        bearerFormat: undefined,
+        description:
+          "An opaque admin token from the admin app's configuration (ADMIN_TOKENS, or " +
+          'ADMIN_NAMED_TOKENS with a name and a scope): a `read` token may only GET; every ' +
+          'change answers 403 `token_read_only` to it.',
+      })
       .build(),
   );
+  // The admin API only: health and metrics (every app's, no token) are in operations.md.
+  for (const path of Object.keys(document.paths)) {
+    if (!path.startsWith('/admin/v1/')) delete document.paths[path];
+  }
   const fastify = app.getHttpAdapter().getInstance();
   fastify.get(OPENAPI_PATH, (_request, reply) => reply.send(document));
   serveDocsPage(fastify, OPENAPI_PATH);

@@ -11,6 +11,7 @@ import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../helpers/test-database';
 
 const EXPECTED_CONSTRAINTS = [
+  'admin_audit_pkey',
   'audience_key_check',
   'audience_kind_check',
   'audience_member_audience_id_fkey',
@@ -64,6 +65,7 @@ const EXPECTED_CONSTRAINTS = [
 
 /** The settings tables and, without NOTIFY triggers, the deletion and audience ones. */
 const OUR_TABLES = [
+  'admin_audit',
   'audience',
   'audience_member',
   'audience_sync',
@@ -123,6 +125,7 @@ describe('settings migrations', () => {
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
       'EncryptWebhookHeaderValues1763769600700',
+      'CreateAdminAudit1763769600900',
       'AddDestinationSigning1763769601000',
       'AddDestinationBatching1763769601050',
     ]);
@@ -192,6 +195,7 @@ describe('settings migrations', () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
       'AddDestinationBatching1763769601050',
       'AddDestinationSigning1763769601000',
+      'CreateAdminAudit1763769600900',
       'EncryptWebhookHeaderValues1763769600700',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',

@@ -9,6 +9,8 @@ import { adminValidationPipe } from '../validation';
 import { CreateAudienceDto } from './audience.dto';
 import { AudiencesService } from './audiences.service';
 import { SyncsService, UploadedMember } from './syncs.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import { AudienceAnswer, SyncAnswer } from './audience.answers';
 
 /** What tells the routes of one kind apart: its name in the docs and the body of a page. */
 export interface AudienceRoutesOptions<Page> {
@@ -46,33 +48,39 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
         '`_`, a leading digit gets a `_` before it. 400 when no Latin letter or digit is left; ' +
         '409 `trait_key_exists` when the source has the key already.',
     })
+    @ApiAnswers({ status: 201, type: AudienceAnswer }, 400, 404, 409, 413)
     create(@Param('sourceId') sourceId: string, @Body() dto: CreateAudienceDto) {
       return this.audiences.create(sourceId, kind, dto.name);
     }
 
     @Get()
+    @ApiAnswers({ status: 200, type: AudienceAnswer, isArray: true }, 404)
     list(@Param('sourceId') sourceId: string) {
       return this.audiences.list(sourceId, kind);
     }
 
     @Get(':audienceId')
+    @ApiAnswers({ status: 200, type: AudienceAnswer }, 404)
     get(@Param('sourceId') sourceId: string, @Param('audienceId') id: string) {
       return this.audiences.get(sourceId, kind, id);
     }
 
     @Delete(':audienceId')
     @HttpCode(204)
+    @ApiAnswers({ status: 204 }, 404)
     async remove(@Param('sourceId') sourceId: string, @Param('audienceId') id: string) {
       await this.audiences.remove(sourceId, kind, id);
     }
 
     @Post(':audienceId/syncs')
     @ApiOperation({ summary: 'Open a sync of the full member list (then upload pages, commit)' })
+    @ApiAnswers({ status: 201, type: SyncAnswer }, 404, 409)
     open(@Param('sourceId') sourceId: string, @Param('audienceId') id: string) {
       return this.syncs.open(sourceId, kind, id);
     }
 
     @Get(':audienceId/syncs/:syncId')
+    @ApiAnswers({ status: 200, type: SyncAnswer }, 404)
     getSync(
       @Param('sourceId') sourceId: string,
       @Param('audienceId') id: string,
@@ -85,6 +93,7 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
     @HttpCode(200)
     @ApiOperation({ summary: page.summary, description: page.description })
     @ApiBody({ type: page.dto })
+    @ApiAnswers({ status: 200, type: SyncAnswer }, 400, 404, 409, 413)
     upload(
       @Param('sourceId') sourceId: string,
       @Param('audienceId') id: string,
@@ -104,6 +113,7 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
         '`kafka_unavailable` (or a crash) the sync stays open and committing again sends the ' +
         'changes again. Committing a committed sync answers its result.',
     })
+    @ApiAnswers({ status: 200, type: SyncAnswer }, 404, 409, 503)
     commit(
       @Param('sourceId') sourceId: string,
       @Param('audienceId') id: string,
@@ -115,6 +125,7 @@ export function audienceRoutes<Page>({ kind, noun, page }: AudienceRoutesOptions
     @Delete(':audienceId/syncs/:syncId')
     @HttpCode(204)
     @ApiOperation({ summary: 'Abandon an open sync and its pages' })
+    @ApiAnswers({ status: 204 }, 404, 409)
     async abort(
       @Param('sourceId') sourceId: string,
       @Param('audienceId') id: string,

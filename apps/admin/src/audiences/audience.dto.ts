@@ -30,7 +30,12 @@ export class CreateAudienceDto {
 
 /** Body of `POST .../audiences/:id/syncs/:syncId/members`: one page of the member list. */
 export class AudienceMembersDto {
-  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_PAGE_MEMBERS })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: MAX_MEMBER_ID_LENGTH },
+    minItems: 1,
+    maxItems: MAX_PAGE_MEMBERS,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_PAGE_MEMBERS)

@@ -1,16 +1,31 @@
 import { ExecutionContext, ForbiddenException, UnauthorizedException } from '@nestjs/common';
 
-import { AdminTokenGuard } from './admin-token.guard';
+import { AdminRequest, AdminTokenGuard } from './admin-token.guard';
+import { adminTokens } from './admin-tokens';
 
 const TOKENS = ['first-token-aaaaaaaaaaaaaaaaaaaa', 'second-token-bbbbbbbbbbbbbbbbbbb'];
+const READER = 'reader-token-ccccccccccccccccccc';
+const WRITER = 'writer-token-ddddddddddddddddddd';
 
-function context(authorization?: string): ExecutionContext {
-  const request = { headers: authorization === undefined ? {} : { authorization } };
+function requestOf(authorization?: string, method = 'GET'): AdminRequest {
+  return { method, headers: authorization === undefined ? {} : { authorization } } as AdminRequest;
+}
+
+function context(
+  authorization?: string,
+  method = 'GET',
+  request = requestOf(authorization, method),
+) {
   return { switchToHttp: () => ({ getRequest: () => request }) } as unknown as ExecutionContext;
 }
 
 describe(AdminTokenGuard.name, () => {
-  const guard = new AdminTokenGuard(TOKENS);
+  const guard = new AdminTokenGuard(
+    adminTokens(TOKENS, [
+      { name: 'grafana', scope: 'read', token: READER },
+      { name: 'deploy-bot', scope: 'full', token: WRITER },
+    ]),
+  );
 
   it('lets every configured token through', () => {
     for (const token of TOKENS) expect(guard.canActivate(context(`Bearer ${token}`))).toBe(true);
@@ -27,4 +42,28 @@ describe(AdminTokenGuard.name, () => {
       expect(() => guard.canActivate(context(`Bearer ${token}`))).toThrow(ForbiddenException);
     }
   });
+
+  it.each([
+    [TOKENS[1], 'DELETE', { name: 'default', scope: 'full' }],
+    [READER, 'GET', { name: 'grafana', scope: 'read' }],
+    [WRITER, 'PATCH', { name: 'deploy-bot', scope: 'full' }],
+  ])(
+    'lets %s through for %s and marks the request with its name and scope',
+    (token, method, identity) => {
+      const request = requestOf(`Bearer ${token}`, method);
+      expect(guard.canActivate(context(undefined, method, request))).toBe(true);
+      expect(request.adminToken).toEqual(identity);
+    },
+  );
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])(
+    'refuses a read-only token a %s with 403 token_read_only',
+    (method) => {
+      const request = requestOf(`Bearer ${READER}`, method);
+      expect(() => guard.canActivate(context(undefined, method, request))).toThrow(
+        expect.objectContaining({ response: expect.objectContaining({ code: 'token_read_only' }) }),
+      );
+      expect(request.adminToken).toBeUndefined();
+    },
+  );
 });

@@ -30,6 +30,7 @@ export const CONSOLE_MODULES: readonly string[] = [
   'replay.js',
   'dead-letters.js',
   'live.js',
+  'audit.js',
 ];
 
 const JAVASCRIPT = 'text/javascript; charset=utf-8';

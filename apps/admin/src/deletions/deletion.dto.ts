@@ -17,7 +17,8 @@ export const MAX_USER_ID_LENGTH = 1_024;
 /** Body of `POST /admin/v1/deletion-requests`. */
 export class CreateDeletionRequestDto {
   @ApiProperty({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', minLength: 1, maxLength: MAX_USER_ID_LENGTH },
     minItems: 1,
     maxItems: MAX_DELETION_USERS,
     description: 'The deleted users (repeated ids count once).',
@@ -30,8 +31,9 @@ export class CreateDeletionRequestDto {
   userIds!: string[];
 
   @ApiPropertyOptional({
-    type: [String],
-    format: 'uuid',
+    type: 'array',
+    items: { type: 'string', format: 'uuid' },
+    minItems: 1,
     description:
       'The sources concerned; default: all. Only those with an enabled webhook destination are notified.',
   })

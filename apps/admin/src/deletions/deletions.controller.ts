@@ -5,6 +5,8 @@ import { AdminTokenGuard } from '../auth/admin-token.guard';
 
 import { CreateDeletionRequestDto } from './deletion.dto';
 import { DeletionsService } from './deletions.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import { DeletionRequestAnswer } from './deletion.answers';
 
 /** `/admin/v1/deletion-requests`: user deletions told to webhook destinations, with receipts. */
 @ApiTags('deletion requests')
@@ -26,12 +28,14 @@ export class DeletionsController {
       'less. The webhook body is exactly ' +
       '`{"type":"delete","userId":…,"timestamp":<the request\'s creation time>}`.',
   })
+  @ApiAnswers({ status: 201, type: DeletionRequestAnswer }, 400, 404, 503, 413)
   create(@Body() dto: CreateDeletionRequestDto) {
     return this.deletions.create(dto);
   }
 
   @Get()
   @ApiOperation({ summary: 'The latest 100 deletion requests with their receipts' })
+  @ApiAnswers({ status: 200, type: DeletionRequestAnswer, isArray: true })
   list() {
     return this.deletions.list();
   }
@@ -43,6 +47,7 @@ export class DeletionsController {
       'Per (source, destination): notifications delivered, pending (no outcome from the ' +
       'dispatcher yet) and failed (dead or discarded).',
   })
+  @ApiAnswers({ status: 200, type: DeletionRequestAnswer }, 404)
   get(@Param('requestId') id: string) {
     return this.deletions.get(id);
   }

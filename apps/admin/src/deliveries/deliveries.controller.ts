@@ -6,6 +6,13 @@ import { AdminTokenGuard } from '../auth/admin-token.guard';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveriesQueryDto, DeliveryIdParams, DeliveryStatsQueryDto } from './delivery.dto';
 import { ReplayService } from './replay.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import {
+  DeliveriesPageAnswer,
+  DeliveryDetailAnswer,
+  DeliveryStatsAnswer,
+  ReplayMadeAnswer,
+} from './delivery.answers';
 
 /** `/admin/v1/deliveries`: the delivery ledger, and replays of dead deliveries. */
 @ApiTags('deliveries')
@@ -28,6 +35,7 @@ export class DeliveriesController {
       'exclusive). 400 `invalid_request` names a malformed filter, 400 `invalid_cursor` a ' +
       'cursor this API did not give.',
   })
+  @ApiAnswers({ status: 200, type: DeliveriesPageAnswer }, 400)
   list(@Query() query: DeliveriesQueryDto) {
     return this.deliveries.list(query);
   }
@@ -40,6 +48,7 @@ export class DeliveriesController {
       'sampled when the dispatcher samples them for the ledger ' +
       '(DISPATCHER_LEDGER_SUCCESS_SAMPLE below 1).',
   })
+  @ApiAnswers({ status: 200, type: DeliveryStatsAnswer }, 400)
   stats(@Query() query: DeliveryStatsQueryDto) {
     return this.deliveries.stats(query.minutes ?? 5);
   }
@@ -49,6 +58,7 @@ export class DeliveriesController {
     summary: 'A delivery with its attempts, oldest first',
     description: '400 when the id is not a UUID; 404 `delivery_not_found`.',
   })
+  @ApiAnswers({ status: 200, type: DeliveryDetailAnswer }, 400, 404)
   get(@Param() params: DeliveryIdParams) {
     return this.deliveries.get(params.id);
   }
@@ -65,6 +75,7 @@ export class DeliveriesController {
       '(not dead, its dead letter not recorded yet or gone); 409 `destination_disabled`; ' +
       '503 `kafka_unavailable`.',
   })
+  @ApiAnswers({ status: 202, type: ReplayMadeAnswer }, 400, 404, 409, 503)
   replay(@Param() params: DeliveryIdParams) {
     return this.replays.replay(params.id);
   }

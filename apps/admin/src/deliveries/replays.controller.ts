@@ -5,6 +5,8 @@ import { AdminTokenGuard } from '../auth/admin-token.guard';
 
 import { ReplayIdParams, ReplayRangeDto } from './delivery.dto';
 import { ReplayJobsService } from './replay-jobs.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import { ReplayJobAnswer } from './delivery.answers';
 
 /** Bulk replays of a destination's dead deliveries, and their progress. */
 @ApiTags('replays')
@@ -20,6 +22,7 @@ export class ReplaysController {
     summary: "Replay a destination's dead deliveries of a time range",
     description: 'As POST /admin/v1/sources/{sourceId}/destination/replay, for this destination.',
   })
+  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409, 413)
   startFor(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -41,6 +44,7 @@ export class ReplaysController {
       'longer on their topic) against `total`. 404 `source_not_found` / ' +
       '`destination_not_found`; 409 `destination_disabled`.',
   })
+  @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409, 413)
   start(@Param('sourceId') sourceId: string, @Body() dto: ReplayRangeDto) {
     return this.jobs.start(sourceId, dto);
   }
@@ -50,6 +54,7 @@ export class ReplaysController {
     summary: 'A bulk replay and its progress',
     description: '404 `replay_not_found`.',
   })
+  @ApiAnswers({ status: 200, type: ReplayJobAnswer }, 400, 404)
   get(@Param() params: ReplayIdParams) {
     return this.jobs.get(params.id);
   }

@@ -24,6 +24,8 @@ import {
   WebhookDto,
 } from './destination.dto';
 import { DestinationRef, DestinationsService, FIRST_DESTINATION } from './destinations.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import { DestinationAnswer, WebhookAnswer } from './destination.answers';
 
 const FIRST_NOTE =
   "Acts on the source's FIRST destination (its oldest); a source may have several: see /admin/v1/sources/{sourceId}/destinations.";
@@ -47,12 +49,14 @@ export class DestinationsController {
     description:
       'Refused with 409 destination_exists when the source has a destination already; add more with POST /admin/v1/sources/{sourceId}/destinations.',
   })
+  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409, 413)
   create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
     return this.destinations.create(sourceId, dto, true);
   }
 
   @Get()
   @ApiOperation({ summary: "The source's first destination", description: FIRST_NOTE })
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404)
   get(@Param('sourceId') sourceId: string) {
     return this.destinations.get(first(sourceId));
   }
@@ -62,18 +66,21 @@ export class DestinationsController {
     summary: 'Renames the first destination or sets its filter',
     description: FIRST_NOTE,
   })
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   update(@Param('sourceId') sourceId: string, @Body() dto: UpdateDestinationDto) {
     return this.destinations.update(first(sourceId), dto);
   }
 
   @Delete()
   @HttpCode(204)
+  @ApiAnswers({ status: 204 }, 404)
   async remove(@Param('sourceId') sourceId: string): Promise<void> {
     await this.destinations.remove(first(sourceId));
   }
 
   /** Sets the shared secret (write-only: answers say only whether one is set). */
   @Put('shared-secret')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   setSecret(@Param('sourceId') sourceId: string, @Body() dto: SharedSecretDto) {
     return this.destinations.setSecret(first(sourceId), dto.sharedSecret);
   }
@@ -81,11 +88,13 @@ export class DestinationsController {
   /** Rotates the shared secret, the previous one signing beside it for the overlap. */
   @Post('shared-secret/rotate')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   rotateSecret(@Param('sourceId') sourceId: string, @Body() dto: RotateSecretDto) {
     return this.destinations.rotateSecret(first(sourceId), dto.sharedSecret, dto.overlapSeconds);
   }
 
   @Delete('shared-secret')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404)
   clearSecret(@Param('sourceId') sourceId: string) {
     return this.destinations.setSecret(first(sourceId), null);
   }
@@ -93,29 +102,34 @@ export class DestinationsController {
   /** Enables the destination; refused while it has no webhook. */
   @Post('enable')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404, 409)
   enable(@Param('sourceId') sourceId: string) {
     return this.destinations.setEnabled(first(sourceId), true);
   }
 
   @Post('disable')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404)
   disable(@Param('sourceId') sourceId: string) {
     return this.destinations.setEnabled(first(sourceId), false);
   }
 
   @Post('webhooks')
+  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409, 413)
   addWebhook(@Param('sourceId') sourceId: string, @Body() dto: WebhookDto) {
     return this.destinations.addWebhook(first(sourceId), dto);
   }
 
   /** Replaces the list; entries that carry an id keep it. */
   @Put('webhooks')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   replaceWebhooks(@Param('sourceId') sourceId: string, @Body() dto: ReplaceWebhooksDto) {
     return this.destinations.replaceWebhooks(first(sourceId), dto.webhooks);
   }
 
   /** Edits an entry in place; it keeps its id. */
   @Patch('webhooks/:webhookId')
+  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409, 413)
   updateWebhook(
     @Param('sourceId') sourceId: string,
     @Param('webhookId') webhookId: string,
@@ -125,6 +139,7 @@ export class DestinationsController {
   }
 
   @Delete('webhooks/:webhookId')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404, 409)
   removeWebhook(@Param('sourceId') sourceId: string, @Param('webhookId') webhookId: string) {
     return this.destinations.removeWebhook(first(sourceId), webhookId);
   }

@@ -29,6 +29,12 @@ import {
   WebhookDto,
 } from './destination.dto';
 import { DestinationRef, DestinationsService } from './destinations.service';
+import { ApiAnswers } from '../openapi/api-answers';
+import {
+  DestinationAnswer,
+  DestinationWithBreakerAnswer,
+  WebhookAnswer,
+} from './destination.answers';
 
 /**
  * `/admin/v1/sources/:sourceId/destinations`: a source's webhook destinations, at most
@@ -47,6 +53,7 @@ export class SourceDestinationsController {
 
   @Get()
   @ApiOperation({ summary: "The source's destinations, oldest (first) first" })
+  @ApiAnswers({ status: 200, type: DestinationAnswer, isArray: true }, 404)
   list(@Param('sourceId') sourceId: string) {
     return this.destinations.list(sourceId);
   }
@@ -59,6 +66,7 @@ export class SourceDestinationsController {
       'unique within the source (409 destination_name_taken); a bad filter is 400 ' +
       'invalid_filter with the path of its bad part.',
   })
+  @ApiAnswers({ status: 201, type: DestinationAnswer }, 400, 404, 409, 413)
   create(@Param('sourceId') sourceId: string, @Body() dto: CreateDestinationDto) {
     return this.destinations.create(sourceId, dto);
   }
@@ -73,6 +81,7 @@ export class SourceDestinationsController {
       'closing; `openReplicas` counts the replicas not closed. A replica silent for 90 s ' +
       'counts as gone.',
   })
+  @ApiAnswers({ status: 200, type: DestinationWithBreakerAnswer }, 404)
   async get(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
     const view = await this.destinations.get({ sourceId, destinationId });
     return { ...view, breaker: this.breakers.view(destinationId, this.clock.now()) };
@@ -80,6 +89,7 @@ export class SourceDestinationsController {
 
   @Patch(':destinationId')
   @ApiOperation({ summary: 'Renames it or replaces its filter (null: takes every call)' })
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   update(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -90,6 +100,7 @@ export class SourceDestinationsController {
 
   @Delete(':destinationId')
   @HttpCode(204)
+  @ApiAnswers({ status: 204 }, 404)
   async remove(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -99,6 +110,7 @@ export class SourceDestinationsController {
 
   /** Sets the shared secret (write-only: answers say only whether one is set). */
   @Put(':destinationId/shared-secret')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   setSecret(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -109,6 +121,7 @@ export class SourceDestinationsController {
 
   @Post(':destinationId/shared-secret/rotate')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 413)
   @ApiOperation({
     summary: 'Rotates the shared secret: the previous one keeps signing beside it for the overlap',
     description:
@@ -126,6 +139,7 @@ export class SourceDestinationsController {
   }
 
   @Delete(':destinationId/shared-secret')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404)
   clearSecret(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
     return this.destinations.setSecret({ sourceId, destinationId }, null);
   }
@@ -133,17 +147,20 @@ export class SourceDestinationsController {
   /** Enables it; refused while it has no webhook. */
   @Post(':destinationId/enable')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404, 409)
   enable(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
     return this.destinations.setEnabled({ sourceId, destinationId }, true);
   }
 
   @Post(':destinationId/disable')
   @HttpCode(200)
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404)
   disable(@Param('sourceId') sourceId: string, @Param('destinationId') destinationId: string) {
     return this.destinations.setEnabled({ sourceId, destinationId }, false);
   }
 
   @Post(':destinationId/webhooks')
+  @ApiAnswers({ status: 201, type: WebhookAnswer }, 400, 404, 409, 413)
   addWebhook(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -154,6 +171,7 @@ export class SourceDestinationsController {
 
   /** Replaces the list; entries that carry an id keep it. */
   @Put(':destinationId/webhooks')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 400, 404, 409, 413)
   replaceWebhooks(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -164,6 +182,7 @@ export class SourceDestinationsController {
 
   /** Edits an entry in place; it keeps its id. */
   @Patch(':destinationId/webhooks/:webhookId')
+  @ApiAnswers({ status: 200, type: WebhookAnswer }, 400, 404, 409, 413)
   updateWebhook(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,
@@ -174,6 +193,7 @@ export class SourceDestinationsController {
   }
 
   @Delete(':destinationId/webhooks/:webhookId')
+  @ApiAnswers({ status: 200, type: DestinationAnswer }, 404, 409)
   removeWebhook(
     @Param('sourceId') sourceId: string,
     @Param('destinationId') destinationId: string,

@@ -7,7 +7,7 @@ import {
   IsOptional,
   IsString,
   Length,
-  Matches,
+  ValidateBy,
 } from 'class-validator';
 
 import { MAX_ALLOWED_ORIGINS_PER_SOURCE } from '@app/contracts';
@@ -72,15 +72,45 @@ export class UpdateSourceDto {
   allowedOrigins?: string[];
 }
 
+/** A day of the calendar as YYYY-MM-DD, from 1970 (usage is never older) to 9999. */
+const DAY_PATTERN = /^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$/;
+
+/** A day that exists (not 2026-02-30), as {@link DAY_PATTERN} writes it. */
+export function isDay(value: unknown): boolean {
+  if (typeof value !== 'string' || !DAY_PATTERN.test(value)) return false;
+  const time = Date.parse(`${value}T00:00:00Z`);
+  return Number.isFinite(time) && new Date(time).toISOString().startsWith(value);
+}
+
+function IsDay(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isDay',
+    validator: {
+      validate: isDay,
+      defaultMessage: (args) => `${args?.property} must be a day from 1970 on, YYYY-MM-DD`,
+    },
+  });
+}
+
 /** Query of `GET /admin/v1/sources/:id/usage`: UTC days, inclusive. */
 export class UsageQueryDto {
-  @ApiPropertyOptional({ example: '2026-11-01', description: 'default: 30 days before `to`' })
+  @ApiPropertyOptional({
+    example: '2026-11-01',
+    format: 'date',
+    pattern: DAY_PATTERN.source,
+    description: 'default: 30 days before `to`',
+  })
   @IsOptional()
-  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'from must be a day, YYYY-MM-DD' })
+  @IsDay()
   from?: string;
 
-  @ApiPropertyOptional({ example: '2026-11-30', description: 'default: today (UTC)' })
+  @ApiPropertyOptional({
+    example: '2026-11-30',
+    format: 'date',
+    pattern: DAY_PATTERN.source,
+    description: 'default: today (UTC)',
+  })
   @IsOptional()
-  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'to must be a day, YYYY-MM-DD' })
+  @IsDay()
   to?: string;
 }

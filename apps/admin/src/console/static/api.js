@@ -75,7 +75,9 @@ export async function api(method, path, body) {
   try {
     return await request(method, path, body, token);
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+    // A read-only token refused a change is still a good token: the page shows the error.
+    const readOnly = error instanceof ApiError && error.code === 'token_read_only';
+    if (error instanceof ApiError && !readOnly && (error.status === 401 || error.status === 403)) {
       tokenRefused(`The admin API no longer accepts the token (${error.message}). Sign in again.`);
     }
     throw error;

@@ -3,6 +3,7 @@
 // that comes from the API reaches the page as text (see dom.js), never as HTML.
 
 import { onTokenRefused } from './api.js';
+import { auditPage } from './audit.js';
 import { deadLettersPage } from './dead-letters.js';
 import { deliveriesPage, deliveryPage } from './deliveries.js';
 import { destinationByIdPage, destinationPage } from './destination.js';
@@ -25,6 +26,7 @@ const PAGES = [
   { match: ['deliveries', '*'], nav: 'deliveries', render: deliveryPage },
   { match: ['dead'], nav: 'dead', render: deadLettersPage },
   { match: ['live'], nav: 'live', render: livePage },
+  { match: ['audit'], nav: 'audit', render: auditPage },
 ];
 
 onTokenRefused(signOut);

@@ -93,7 +93,7 @@ function loginPage(message) {
     field(
       'Admin token',
       input,
-      "One of the admin app's ADMIN_TOKENS. It is sent only to this admin app and kept in " +
+      "One of the admin app's ADMIN_TOKENS or ADMIN_NAMED_TOKENS. It is sent only to this admin app and kept in " +
         "this tab's session storage until you sign out or close the tab.",
     ),
     submit,
