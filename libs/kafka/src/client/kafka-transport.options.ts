@@ -41,11 +41,12 @@ export interface KafkaTransportOptions {
   /** Where this consumer reports its state, for readiness. */
   readonly health?: ConsumerHealth;
   /**
-   * Longest a fetch waits on the broker for new records (default 2,000). An idle consumer
-   * sends a fetch and a heartbeat this often. A partition resumed while a fetch waits is
-   * fetched once that fetch returns: a partition waiting for a due record is resumed this long
-   * before it is due (so due records stay on time), a held or failed one flows again up to this
-   * late, and an idle member learns of a rebalance up to this late.
+   * Longest a fetch waits on the broker for new records (default 2,000): an idle consumer
+   * sends a fetch and a heartbeat this often, and an idle member learns of a rebalance up to
+   * this late. A partition resumed while a fetch waits is fetched once that fetch returns, so
+   * while a partition is held, stopped after a failure or due to resume within this time, the
+   * fetches wait at most {@link PROMPT_MAX_WAIT_MS}; a partition waiting for a due record is
+   * resumed this long before it is due and its records wait in memory, so they stay on time.
    */
   readonly maxWaitTimeMs?: number;
   /**
@@ -73,6 +74,9 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 1_000;
 const DEFAULT_REBALANCE_TIMEOUT_MS = 30_000;
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_WAIT_TIME_MS = 2_000;
+
+/** Longest a fetch waits on the broker while a partition is about to flow again. */
+export const PROMPT_MAX_WAIT_MS = 500;
 
 /**
  * The kafkajs consumer a transport's options describe, defaults filled in.

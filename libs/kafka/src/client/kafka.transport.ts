@@ -9,7 +9,14 @@ import { settledWithin } from '../semantics/settled-within';
 import { AssignedPipelines } from './assigned-pipelines';
 import { describeError } from './describe-error';
 import { incomingRecord } from './incoming-record';
-import { closeTimeoutMs, consumerConfig, KafkaTransportOptions } from './kafka-transport.options';
+import { askFetchWait } from '../internals/fetch-wait.replacement';
+import {
+  closeTimeoutMs,
+  consumerConfig,
+  KafkaTransportOptions,
+  maxWaitTimeMs,
+  PROMPT_MAX_WAIT_MS,
+} from './kafka-transport.options';
 import { PartitionControl } from './partition-control';
 
 /**
@@ -66,6 +73,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private state: ConsumerState = 'joining';
   /** A new consumer due after one crashed for good. */
   private recreateTimer?: NodeJS.Timeout;
+  /** Stops setting the group's fetch wait ({@link fetchWaitMs}); set while consuming. */
+  private stopAskingFetchWait?: () => void;
   /** The subscribed topics, prefixed. */
   private subscribed: string[] = [];
   /** Pauses, rewinds and resumes partitions, with their resume timers. */
@@ -105,6 +114,13 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       log: this.log,
     });
     options.health?.track(() => this.consumerStatus());
+  }
+
+  /** What this consumer's next fetch may wait on the broker: short while a partition is about to flow. */
+  private fetchWaitMs(): number {
+    const longest = maxWaitTimeMs(this.options);
+    const soon = this.partitions.resumesWithin(this.now(), longest);
+    return soon ? Math.min(PROMPT_MAX_WAIT_MS, longest) : longest;
   }
 
   /**
@@ -169,6 +185,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       // Leaves the group; also stops a restart kafkajs may have scheduled after a crash.
       await consumer?.disconnect();
       this.consumer = undefined;
+      this.stopAskingFetchWait?.();
+      this.stopAskingFetchWait = undefined;
       this.log.log(`group ${this.options.groupId} left`);
     }
   }
@@ -196,6 +214,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     // closing, a restart would leave a consumer nobody stops.
     const consumer = connection.consumer(consumerConfig(this.options, () => !this.closing));
     this.consumer = consumer;
+    this.stopAskingFetchWait ??= askFetchWait(this.options.groupId, () => this.fetchWaitMs());
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.

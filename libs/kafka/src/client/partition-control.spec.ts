@@ -53,6 +53,42 @@ describe(PartitionControl.name, () => {
   });
   afterEach(() => jest.useRealTimers());
 
+  const cases: [string, () => void, boolean][] = [
+    ['nothing paused', () => undefined, false],
+    ['a held partition', () => control.hold('t', 0, '5'), true],
+    ['a partition stopped after a failure', () => control.pauseAfterFailure('t', 0), true],
+    [
+      'a held partition released again',
+      () => {
+        control.hold('t', 0, '5');
+        control.release('t', 0);
+      },
+      false,
+    ],
+    ['a resume timer within the time', () => control.pauseUntil('t', 0, '5', 2_999), true],
+    ['a resume timer beyond it', () => control.pauseUntil('t', 0, '5', 3_000), false],
+    [
+      'a held partition rewound until due later',
+      () => {
+        control.hold('t', 0, '5');
+        control.pauseUntil('t', 0, '5', 60_000);
+      },
+      false,
+    ],
+    [
+      'a held partition after a new assignment',
+      () => {
+        control.hold('t', 0, '5');
+        control.resumeAll();
+      },
+      false,
+    ],
+  ];
+  it.each(cases)('says whether a partition flows again within 2 s: %s', (_, act, soon) => {
+    act();
+    expect(control.resumesWithin(now, 2_000)).toBe(soon);
+  });
+
   it('pauses and rewinds a partition until its due time, then resumes it', () => {
     control.pauseUntil('t', 1, '42', 1_500);
     expect(consumer?.calls).toEqual(['pause t[1]', 'seek t[1]@42']);

@@ -10,8 +10,10 @@ export type SkippedAction = (what: string, error: unknown) => void;
  * skipped and reported, never thrown.
  */
 export class PartitionControl {
-  /** Resume timers by `topic:partition`. */
-  private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
+  /** Resume timers by `topic:partition`, with the time each resumes at (epoch ms). */
+  private readonly resumeTimers = new Map<string, { timer: NodeJS.Timeout; at: number }>();
+  /** Partitions stopped until something here resumes them: held, or after a failure. */
+  private readonly stopped = new Set<string>();
 
   constructor(
     /** The transport's consumer now (a crash or a restart makes a new one). */
@@ -29,17 +31,30 @@ export class PartitionControl {
       consumer.pause([{ topic, partitions: [partition] }]);
       consumer.seek({ topic, partition, offset });
     });
-    clearTimeout(this.resumeTimers.get(key));
+    this.cancelResume(topic, partition);
+    this.stopped.delete(key);
     const delayMs = Math.max(0, resumeAt - this.now());
     const timer = setTimeout(() => {
       this.resumeTimers.delete(key);
       this.safely('resume', () => this.consumer()?.resume([{ topic, partitions: [partition] }]));
     }, delayMs);
-    this.resumeTimers.set(key, timer);
+    this.resumeTimers.set(key, { timer, at: resumeAt });
+  }
+
+  /**
+   * Whether a partition may flow again within `withinMs` of `now`: one is held or stopped
+   * after a failure (it resumes when a record finishes), or a resume timer is that close. The
+   * consumer's next fetch should then not wait long on the broker (see `fetch-wait.ts`).
+   */
+  resumesWithin(now: number, withinMs: number): boolean {
+    if (this.stopped.size > 0) return true;
+    for (const { at } of this.resumeTimers.values()) if (at - now < withinMs) return true;
+    return false;
   }
 
   /** Stops fetching a partition and rewinds it to `offset` until {@link release}. */
   hold(topic: string, partition: number, offset: string): void {
+    this.stopped.add(`${topic}:${partition}`);
     this.safely('hold', () => {
       this.cancelResume(topic, partition);
       this.consumer()?.pause([{ topic, partitions: [partition] }]);
@@ -49,11 +64,13 @@ export class PartitionControl {
 
   /** Fetches a held partition again. */
   release(topic: string, partition: number): void {
+    this.stopped.delete(`${topic}:${partition}`);
     this.safely('release', () => this.consumer()?.resume([{ topic, partitions: [partition] }]));
   }
 
   /** Stops fetching a partition whose handler threw, until its pipeline rewinds it. */
   pauseAfterFailure(topic: string, partition: number): void {
+    this.stopped.add(`${topic}:${partition}`);
     this.safely('pause after a failure', () => {
       this.cancelResume(topic, partition);
       this.consumer()?.pause([{ topic, partitions: [partition] }]);
@@ -77,19 +94,20 @@ export class PartitionControl {
   /** Resumes every paused partition, its timers cancelled (a new assignment starts free). */
   resumeAll(): void {
     this.cancelTimers();
+    this.stopped.clear();
     const paused = this.consumer()?.paused() ?? [];
     if (paused.length > 0) this.consumer()?.resume(paused);
   }
 
   /** Cancels every resume timer. */
   cancelTimers(): void {
-    for (const timer of this.resumeTimers.values()) clearTimeout(timer);
+    for (const { timer } of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
   }
 
   private cancelResume(topic: string, partition: number): void {
     const key = `${topic}:${partition}`;
-    clearTimeout(this.resumeTimers.get(key));
+    clearTimeout(this.resumeTimers.get(key)?.timer);
     this.resumeTimers.delete(key);
   }
 

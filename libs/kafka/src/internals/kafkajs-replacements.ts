@@ -1,4 +1,5 @@
 import { installFetchResponseReplacement } from './fetch-response.replacement';
+import { installFetchWaitReplacement } from './fetch-wait.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
 import { installProduceRequestReplacement } from './produce-request.replacement';
 import { installRequestQueueReplacement } from './request-queue.replacement';
@@ -15,4 +16,5 @@ export function installKafkajsReplacements(): void {
   installProduceRequestReplacement();
   installFetchResponseReplacement();
   installMemberIdReplacement();
+  installFetchWaitReplacement();
 }
