@@ -177,6 +177,9 @@ describe('POST /admin/v1/deliveries/:id/replay', () => {
     const ids = replaysOf(id).map((r) => headerText(r, HEADER.deliveryId));
     expect(ids.sort()).toEqual([first.body.deliveryId, second.body.deliveryId].sort());
     expect(await replays(id)).toBe(2);
+    // The original names its latest replay.
+    const original = await h.call('GET', `/admin/v1/deliveries/${id}`);
+    expect(original.body.lastReplayId).toBe(second.body.deliveryId);
     expect((await counted()) - before).toBe(2);
   });
 

@@ -13,10 +13,13 @@ import {
   Min,
 } from 'class-validator';
 
-import type { DeliveryState } from '@app/contracts';
+import { CALL_TYPES, type DeliveryState } from '@app/contracts';
 
 /** The outcomes a delivery can be in. */
 export const OUTCOMES: readonly DeliveryState[] = ['delivered', 'retrying', 'dead', 'discarded'];
+
+/** The call types a delivery can be of. */
+export const LEDGER_CALL_TYPES: readonly string[] = [...CALL_TYPES, 'delete'];
 
 /** Most deliveries in one page, and the default. */
 export const MAX_PAGE_ITEMS = 200;
@@ -53,6 +56,56 @@ export class DeliveriesQueryDto {
   @IsString()
   @Length(1, 200)
   messageId?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's userId or anonymousId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  user?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's userId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  userId?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's anonymousId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  anonymousId?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 200,
+    example: 'Order Completed',
+    description: "A track's event, or a page's or screen's name",
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  event?: string;
+
+  @ApiPropertyOptional({ enum: LEDGER_CALL_TYPES, description: 'The call type' })
+  @IsOptional()
+  @IsIn(LEDGER_CALL_TYPES)
+  type?: string;
+
+  @ApiPropertyOptional({ minimum: 100, maximum: 599, description: 'The last HTTP status' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(599)
+  status?: number;
+
+  @ApiPropertyOptional({
+    maxLength: 2048,
+    description: 'Deliveries of the destinations that have a webhook with this URL now',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 2048)
+  webhookUrl?: string;
 
   @ApiPropertyOptional({ enum: OUTCOMES })
   @IsOptional()

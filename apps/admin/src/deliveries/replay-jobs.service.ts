@@ -307,8 +307,11 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       const { replays, mismatched } = matchRows(records, (r) =>
         byPosition.get(at(r.partition, r.offset)),
       );
-      await this.replayer.produce(replays, 'bulk');
-      await this.replayer.count(replays.map((r) => r.target));
+      const ids = await this.replayer.produce(replays, 'bulk');
+      await this.replayer.count(
+        replays.map((r) => r.target),
+        ids,
+      );
       await this.progress(jobId, replays.length, mismatched);
     });
     if (summary.missing.length > 0) {

@@ -30,7 +30,7 @@ import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
-import { sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
+import { maskedHeaders, sluiceHeaders, StaticHeaders, webhookHeaders } from './webhook-request';
 
 /** The settings of the dispatch, from the app's configuration. */
 export interface DispatchOptions extends RetryPolicy {
@@ -338,7 +338,10 @@ export class DispatchService {
           `${result.reason} (${result.detail})`,
       );
     }
-    return { webhookId: webhook.id, result, latencyMs };
+    // A failure keeps what was sent (values masked) for the ledger; a success needs none.
+    return result.kind === 'success'
+      ? { webhookId: webhook.id, result, latencyMs }
+      : { webhookId: webhook.id, result, latencyMs, requestHeaders: maskedHeaders(headers) };
   }
 
   /** The signer of a destination's shared secret, opened once per settings snapshot. */

@@ -10,6 +10,8 @@ import { SsrfGuard } from './ssrf-guard';
 import { WebhookClient } from './webhook-client';
 import {
   CLIENT_SET_HEADERS,
+  MASKED_VALUE,
+  maskedHeaders,
   sendableHeaders,
   sluiceHeaders,
   StaticHeaders,
@@ -21,6 +23,24 @@ const BODY = Buffer.from('{"version":1,"type":"track","event":"Ünïcödé ✓"}
 function webhook(id: string, headers: Record<string, string>): WebhookSettings {
   return { id, position: 0, url: 'https://example.com/', headers: Object.freeze(headers) };
 }
+
+describe(maskedHeaders.name, () => {
+  it("shows every name and Sluice's own values, masking static values and the signature", () => {
+    const sent = webhookHeaders(
+      { Authorization: 'Bearer s3cret', 'X-Team': 'a' },
+      sluiceHeaders(BODY, { hex: () => 'deadbeef' }),
+    );
+    const masked = maskedHeaders(sent);
+    expect(masked).toEqual({
+      Authorization: MASKED_VALUE,
+      'X-Team': MASKED_VALUE,
+      'user-agent': 'Sluice/1.0',
+      'content-type': 'application/json',
+      'x-signature': MASKED_VALUE,
+    });
+    expect(JSON.stringify(masked)).not.toMatch(/s3cret|deadbeef/);
+  });
+});
 
 describe(sendableHeaders.name, () => {
   it('keeps the same object when every header can be sent', () => {
