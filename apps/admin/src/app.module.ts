@@ -20,6 +20,8 @@ import { BreakerStates } from './destinations/breaker-states';
 import { ReceiptsService } from './deletions/receipts.service';
 import { DeliveriesController } from './deliveries/deliveries.controller';
 import { DeliveriesService } from './deliveries/deliveries.service';
+import { DestinationHealthController } from './deliveries/destination-health.controller';
+import { DestinationHealthService } from './deliveries/destination-health.service';
 import {
   REPLAY_HEARTBEAT_MS,
   REPLAY_JOBS_OPTIONS,
@@ -72,6 +74,7 @@ export class AppModule {
         ComputedTraitsController,
         DeliveriesController,
         ReplaysController,
+        DestinationHealthController,
       ],
       providers: [
         OutcomesConsumer,
@@ -86,6 +89,7 @@ export class AppModule {
         SourcesService,
         DestinationsService,
         DeliveriesService,
+        DestinationHealthService,
         ReplayService,
         ReplayJobsService,
         Replayer,

@@ -156,6 +156,13 @@ export class DeliveryIdParams {
   id!: string;
 }
 
+/** Path of `/admin/v1/destinations/:destinationId/health`. */
+export class DestinationIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  destinationId!: string;
+}
+
 /** Query of `GET /admin/v1/deliveries/stats`. */
 export class DeliveryStatsQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 60, default: 5 })
