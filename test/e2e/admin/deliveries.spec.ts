@@ -205,6 +205,7 @@ describe('GET /admin/v1/deliveries', () => {
     ['a status out of range', 'status=99'],
     ['a status that is no number', 'status=5xx'],
     ['an empty user', 'user='],
+    ['an unknown reason', 'reason=oops'],
   ])('refuses %s with 400 invalid_request', async (_what, query) => {
     const answer = await h.call('GET', `/admin/v1/deliveries?${query}`);
     expect(answer.status).toBe(400);

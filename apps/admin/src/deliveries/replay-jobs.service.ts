@@ -48,6 +48,8 @@ interface JobFilter {
   readonly from: Date;
   readonly to: Date;
   readonly reason: string | undefined;
+  /** Only rows never replayed (`replays` 0). */
+  readonly notReplayed: boolean;
   /** Rows whose last outcome came later (replays that died again among them) are left out. */
   readonly deadBy: Date;
 }
@@ -62,7 +64,7 @@ interface Checkpoint {
 
 /** A job row as the resuming query returns it. */
 interface JobRow extends ReplayJobRecord {
-  readonly filter: { from: string; to: string; reason: string | null };
+  readonly filter: { from: string; to: string; reason: string | null; notReplayed?: boolean };
   readonly checkpoint: Checkpoint | null;
 }
 
@@ -79,7 +81,7 @@ interface DeadRow {
 const FILTER_SQL = `
   "destination_id" = $1 AND "state" = 'dead' AND "dead_partition" IS NOT NULL
   AND "first_attempt_at" >= $2 AND "first_attempt_at" < $3 AND "updated_at" <= $4
-  AND ($5::text IS NULL OR "reason" = $5)`;
+  AND ($5::text IS NULL OR "reason" = $5) AND (NOT $6::boolean OR "replays" = 0)`;
 
 /**
  * Bulk replays: every dead delivery of a destination in a range of first attempts (and with
@@ -131,7 +133,12 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       [
         this.clock.newId(),
         destination.id,
-        JSON.stringify({ from: filter.from, to: filter.to, reason: filter.reason ?? null }),
+        JSON.stringify({
+          from: filter.from,
+          to: filter.to,
+          reason: filter.reason ?? null,
+          notReplayed: filter.notReplayed,
+        }),
         total === 0 ? 'finished' : 'running',
         total,
         filter.deadBy,
@@ -141,6 +148,16 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     if (total > 0) this.track(job.id, this.run(job.id, filter, undefined));
     this.logger.log(`replay job ${job.id} of destination ${destination.id}: ${total} dead letters`);
     return replayJobView(job);
+  }
+
+  /** The latest jobs, newest first; those of one destination when it is given. */
+  async list(destinationId: string | undefined, limit: number): Promise<ReplayJobView[]> {
+    const rows: ReplayJobRecord[] = await this.dataSource.query(
+      `SELECT * FROM "replay_job" WHERE ($1::uuid IS NULL OR "destination_id" = $1)
+        ORDER BY "created_at" DESC, "id" DESC LIMIT $2`,
+      [destinationId ?? null, limit],
+    );
+    return rows.map(replayJobView);
   }
 
   async get(id: string): Promise<ReplayJobView> {
@@ -187,6 +204,7 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
         from: new Date(job.filter.from),
         to: new Date(job.filter.to),
         reason: job.filter.reason ?? undefined,
+        notReplayed: job.filter.notReplayed === true,
         deadBy: job.created_at,
       };
       const after = job.checkpoint ?? undefined;
@@ -238,7 +256,14 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       const days = this.options.maxRangeMs / 86_400_000;
       throw invalid(`to: the range is longer than the ledger's retention (${days} days)`);
     }
-    return { destinationId, from, to, reason: dto.reason, deadBy: new Date(this.clock.now()) };
+    return {
+      destinationId,
+      from,
+      to,
+      reason: dto.reason,
+      notReplayed: dto.notReplayed === true,
+      deadBy: new Date(this.clock.now()),
+    };
   }
 
   private track(jobId: string, job: Promise<void>): void {
@@ -288,8 +313,8 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       `SELECT "id", "first_attempt_at", "dead_partition", "dead_offset",
           (extract(epoch FROM "first_attempt_at") * 1000000)::bigint::text AS "micros"
         FROM "delivery_ledger"
-        WHERE ${FILTER_SQL} AND ($6::text IS NULL OR ("first_attempt_at", "id") >
-          (TIMESTAMPTZ 'epoch' + $6::bigint * INTERVAL '1 microsecond', $7::uuid))
+        WHERE ${FILTER_SQL} AND ($7::text IS NULL OR ("first_attempt_at", "id") >
+          (TIMESTAMPTZ 'epoch' + $7::bigint * INTERVAL '1 microsecond', $8::uuid))
         ORDER BY "first_attempt_at", "id" LIMIT ${this.options.pageRows}`,
       params,
     );
@@ -355,7 +380,14 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
 }
 
 function filterParams(filter: JobFilter): unknown[] {
-  return [filter.destinationId, filter.from, filter.to, filter.deadBy, filter.reason ?? null];
+  return [
+    filter.destinationId,
+    filter.from,
+    filter.to,
+    filter.deadBy,
+    filter.reason ?? null,
+    filter.notReplayed,
+  ];
 }
 
 /**

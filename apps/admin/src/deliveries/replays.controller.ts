@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 
-import { ReplayIdParams, ReplayRangeDto } from './delivery.dto';
+import { ReplayIdParams, ReplayRangeDto, ReplaysQueryDto } from './delivery.dto';
 import { ReplayJobsService } from './replay-jobs.service';
 
 /** Bulk replays of a destination's dead deliveries, and their progress. */
@@ -43,6 +43,17 @@ export class ReplaysController {
   })
   start(@Param('sourceId') sourceId: string, @Body() dto: ReplayRangeDto) {
     return this.jobs.start(sourceId, dto);
+  }
+
+  @Get('replays')
+  @ApiOperation({
+    summary: 'The latest bulk replays, newest first',
+    description:
+      'Answers a list of jobs as `GET /admin/v1/replays/{id}` shows one; `destinationId` ' +
+      'keeps those of one destination, `limit` (1 to 100, default 20) bounds the list.',
+  })
+  list(@Query() query: ReplaysQueryDto) {
+    return this.jobs.list(query.destinationId, query.limit ?? 20);
   }
 
   @Get('replays/:id')
