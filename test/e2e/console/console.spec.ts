@@ -442,6 +442,12 @@ describe('the operator console in Chromium', () => {
     await open(`#/sources/${sourceId}/destination`, 'Destination of Shop');
     await page.getByRole('link', { name: 'Health' }).click();
     await page.getByRole('heading', { level: 1, name: 'Destination health' }).waitFor();
+    // A mouse click moved focus to the new page's heading: no outline (keyboard focus only).
+    const focused = await page.evaluate(`(() => {
+      const el = document.activeElement;
+      return { tag: el.tagName, style: getComputedStyle(el).outlineStyle };
+    })()`);
+    expect(focused).toEqual({ tag: 'H1', style: 'none' });
     const hour = page
       .locator('[data-testid="health"] > section')
       .first()
