@@ -201,8 +201,8 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer): boolean {
     const room = this.limits.kept - this.bytes;
-    // Only a failure's body is kept: a success's is never read by anyone.
-    if (room > 0 && this.status >= 300) this.kept.push(chunk.subarray(0, room));
+    // Only a failure's body is kept (copied: the chunk is the client's): a success's is never read.
+    if (room > 0 && this.status >= 300) this.kept.push(Buffer.from(chunk.subarray(0, room)));
     this.bytes += chunk.length;
     if (this.bytes > this.limits.max) {
       // Enough read: the status is known; the rest is not waited for and the socket closes.
