@@ -3,10 +3,12 @@
  * against the limit PostgreSQL itself sets for the same rows: one `INSERT … SELECT FROM
  * unnest(…)` of 2,000 rows at a time, back to back, into a plain table with the same columns
  * and indexes. The writer adds what the ledger needs on top (day partitions, the upsert that
- * makes repeats harmless, the outcome → row mapping, the gathering of callers). Also the
+ * makes repeats harmless, the outcome → row mapping, the gathering of callers). Every row has
+ * a userId, an anonymousId and an event, so that each search index takes an entry. Also the
  * bytes a row takes, with its indexes, for sizing the retention.
  *
  *   npm run bench:ledger        (BENCH_LEDGER_ROWS, default 100,000; BENCH_ROUNDS, default 3)
+ *   BENCH_LEDGER_ROWS=1000 BENCH_ROUNDS=1 npm run bench:ledger   (a smoke run: it works)
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -54,9 +56,15 @@ const ROWS = env.number('BENCH_LEDGER_ROWS', 100_000, 1_000, 10_000_000);
 const ROUNDS = env.number('BENCH_ROUNDS', 3, 1, 20);
 const baseUrl = env.required('DATABASE_URL');
 
+/** Users the bench's calls are about: the user indexes see repeats, as in real traffic. */
+const USERS = 100_000;
+
 /** A delivered track call's outcome, as the dispatcher publishes it. */
 function outcome(now: number, destinationId: string, attempts = 1, result = 'delivered'): object {
+  const user = Math.floor(Math.random() * USERS);
   return {
+    userId: `user-${user}`,
+    anonymousId: `anon-${user}`,
     deliveryId: randomUUID(),
     messageId: `ajs-next-${randomUUID()}`,
     sourceId: randomUUID(),
@@ -110,16 +118,18 @@ async function bareRate(url: string, rows: readonly Row[]): Promise<number> {
       await db.query(
         `INSERT INTO bare_ledger ("id", "first_attempt_at", "source_id", "destination_id",
            "message_id", "call_type", "event", "state", "reason", "last_status", "attempts",
-           "updated_at", "history")
+           "updated_at", "history", "user_id", "anonymous_id")
          SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
            $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[],
-           $12::timestamptz[], $13::jsonb[])`,
+           $12::timestamptz[], $13::jsonb[], $14::text[], $15::text[])`,
         [
           ...['id', 'firstAttemptAt', 'sourceId', 'destinationId', 'messageId', 'callType'].map(
             column,
           ),
           ...['event', 'state', 'reason', 'lastStatus', 'attempts', 'updatedAt'].map(column),
           batch.map((r) => JSON.stringify(r.history)),
+          column('userId'),
+          column('anonymousId'),
         ],
       );
     }

@@ -25,6 +25,9 @@ export interface LedgerFixture {
   readonly deadPartition?: number | null;
   readonly deadOffset?: string | null;
   readonly replayOf?: string | null;
+  readonly userId?: string | null;
+  readonly anonymousId?: string | null;
+  readonly lastReplayId?: string | null;
 }
 
 const DAY_MS = 86_400_000;
@@ -50,11 +53,12 @@ export async function insertLedgerRows(
         `INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
          "message_id", "call_type", "event", "state", "reason", "last_status", "last_detail",
          "last_latency_ms", "attempts", "next_attempt_at", "updated_at", "history",
-         "dead_partition", "dead_offset", "replay_of")
+         "dead_partition", "dead_offset", "replay_of", "user_id", "anonymous_id",
+         "last_replay_id")
        SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
          $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::real[],
          $13::int[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::int[],
-         $18::bigint[], $19::uuid[])
+         $18::bigint[], $19::uuid[], $20::text[], $21::text[], $22::uuid[])
        ON CONFLICT ("id", "first_attempt_at") DO UPDATE SET
          "source_id" = EXCLUDED."source_id", "destination_id" = EXCLUDED."destination_id",
          "message_id" = EXCLUDED."message_id", "call_type" = EXCLUDED."call_type",
@@ -63,7 +67,9 @@ export async function insertLedgerRows(
          "last_latency_ms" = EXCLUDED."last_latency_ms", "attempts" = EXCLUDED."attempts",
          "next_attempt_at" = EXCLUDED."next_attempt_at", "updated_at" = EXCLUDED."updated_at",
          "history" = EXCLUDED."history", "dead_partition" = EXCLUDED."dead_partition",
-         "dead_offset" = EXCLUDED."dead_offset", "replay_of" = EXCLUDED."replay_of"`,
+         "dead_offset" = EXCLUDED."dead_offset", "replay_of" = EXCLUDED."replay_of",
+         "user_id" = EXCLUDED."user_id", "anonymous_id" = EXCLUDED."anonymous_id",
+         "last_replay_id" = EXCLUDED."last_replay_id"`,
         [
           column((r) => r.id),
           column((r) => r.firstAttemptAt),
@@ -86,6 +92,9 @@ export async function insertLedgerRows(
           column((r) => r.deadPartition ?? null),
           column((r) => r.deadOffset ?? null),
           column((r) => r.replayOf ?? null),
+          column((r) => r.userId ?? null),
+          column((r) => r.anonymousId ?? null),
+          column((r) => r.lastReplayId ?? null),
         ],
       ),
     );

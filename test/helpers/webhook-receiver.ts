@@ -23,8 +23,8 @@ export interface ReceivedRequest {
   readonly at: number;
 }
 
-/** How a receiver answers: a status (with headers), or `hang` (never answer). */
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+/** How a receiver answers: a status (with headers and a body), or `hang` (never answer). */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
 
 /** TLS material for an HTTPS receiver. */
 export interface TlsFiles {
@@ -65,7 +65,7 @@ export class WebhookReceiver {
           this.hanging.add(res);
           return;
         }
-        res.writeHead(answer.status, answer.headers).end('{"ok":true}');
+        res.writeHead(answer.status, answer.headers).end(answer.body ?? '{"ok":true}');
       });
     };
     const server = this.tls

@@ -27,6 +27,8 @@ import { BreakerStates } from './destinations/breaker-states';
 import { ReceiptsService } from './deletions/receipts.service';
 import { DeliveriesController } from './deliveries/deliveries.controller';
 import { DeliveriesService } from './deliveries/deliveries.service';
+import { DestinationHealthController } from './deliveries/destination-health.controller';
+import { DestinationHealthService } from './deliveries/destination-health.service';
 import {
   REPLAY_HEARTBEAT_MS,
   REPLAY_JOBS_OPTIONS,
@@ -83,6 +85,7 @@ export class AppModule {
         DeliveriesController,
         ReplaysController,
         AuditController,
+        DestinationHealthController,
       ],
       providers: [
         AuditRepository,
@@ -102,6 +105,7 @@ export class AppModule {
         DestinationsRepository,
         DestinationsService,
         DeliveriesService,
+        DestinationHealthService,
         ReplayService,
         ReplayJobsRepository,
         ReplayJobsService,

@@ -42,6 +42,7 @@ export function createWebhookClient(config: DispatcherConfig): WebhookClient {
     timeoutMs: dispatcher.requestTimeoutMs,
     connectionsPerOrigin: dispatcher.connectionsPerOrigin,
     guard: new SsrfGuard(dispatcher.allowedCidrs),
+    responseBodyBytes: dispatcher.responseBodyBytes,
     // An extra CA file adds to the default trust (system roots and NODE_EXTRA_CA_CERTS).
     ca: extraCa === undefined ? undefined : [...getCACertificates('default'), extraCa],
   });

@@ -47,6 +47,7 @@ describe(loadDispatcherConfig.name, () => {
       allowedCidrs: [],
       extraCaFile: '',
       ledgerSuccessSample: 1,
+      responseBodyBytes: 2_048,
       secretsKey: KEY,
     });
   });
@@ -73,6 +74,7 @@ describe(loadDispatcherConfig.name, () => {
       DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8,::1/128',
       DISPATCHER_EXTRA_CA_FILE: '/etc/ca.pem',
       DISPATCHER_LEDGER_SUCCESS_SAMPLE: '0.25',
+      DISPATCHER_RESPONSE_BODY_BYTES: '512',
     });
     expect(config.http.port).toBe(0);
     expect(config.dispatcher).toEqual({
@@ -96,6 +98,7 @@ describe(loadDispatcherConfig.name, () => {
       allowedCidrs: ['127.0.0.0/8', '::1/128'],
       extraCaFile: '/etc/ca.pem',
       ledgerSuccessSample: 0.25,
+      responseBodyBytes: 512,
       secretsKey: KEY,
     });
     expect(Object.isFrozen(config.dispatcher)).toBe(true);

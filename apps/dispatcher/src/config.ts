@@ -160,6 +160,15 @@ class DispatcherEnv extends SealedSecretsEnv {
   @Min(0)
   @Max(1)
   DISPATCHER_LEDGER_SUCCESS_SAMPLE: number = 1;
+
+  /**
+   * Bytes of a failed attempt's response body kept in the delivery ledger (the start of it, as
+   * text); 0 keeps none.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(65_536)
+  DISPATCHER_RESPONSE_BODY_BYTES: number = 2_048;
 }
 
 /** The dispatcher app's typed, frozen configuration. */
@@ -182,6 +191,8 @@ export interface DispatcherConfig extends CommonConfig {
     readonly extraCaFile: string;
     /** Share of successful deliveries recorded in the ledger (0 to 1). */
     readonly ledgerSuccessSample: number;
+    /** Bytes of a failed attempt's response body kept for the ledger. */
+    readonly responseBodyBytes: number;
     readonly secretsKey: string;
   };
 }
@@ -213,6 +224,7 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
         vars.DISPATCHER_ALLOWED_CIDRS === '' ? [] : vars.DISPATCHER_ALLOWED_CIDRS.split(','),
       extraCaFile: vars.DISPATCHER_EXTRA_CA_FILE,
       ledgerSuccessSample: vars.DISPATCHER_LEDGER_SUCCESS_SAMPLE,
+      responseBodyBytes: vars.DISPATCHER_RESPONSE_BODY_BYTES,
       secretsKey: vars.SECRETS_ENCRYPTION_KEY,
     },
   });

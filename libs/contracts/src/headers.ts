@@ -31,6 +31,10 @@ export const HEADER = {
   lastAttemptAt: 'sluice-last-attempt-at',
   /** A track call's event, or a page's or screen's name (for the delivery ledger). */
   event: 'sluice-event',
+  /** The call's `userId`, when it has one (for the delivery ledger's search by user). */
+  userId: 'sluice-user-id',
+  /** The call's `anonymousId`, when it has one (for the delivery ledger's search by user). */
+  anonymousId: 'sluice-anonymous-id',
   /** The delivery's id, when it is not derived from its destination and message id (replays). */
   deliveryId: 'sluice-delivery-id',
   /** The id of the delivery a replay repeats. */

@@ -2,6 +2,7 @@ export * from './breaker-changes';
 export * from './call.dto';
 export * from './calls';
 export * from './delivery-id';
+export { DELIVERY_REASONS, type DeliveryReason } from './delivery-reasons';
 export * from './enrich';
 export * from './filter';
 export * from './headers';

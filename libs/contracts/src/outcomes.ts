@@ -23,7 +23,12 @@ export interface WebhookAttempt {
   readonly reason?: string;
   /** What happened, for a person: `HTTP 503`, `certificate not verified (...)`. */
   readonly detail?: string;
+  /** How long the request took, milliseconds. */
   readonly latencyMs: number;
+  /** A failed answer's body: its start as text, at most the configured bytes. */
+  readonly responseBody?: string;
+  /** A failed request's headers; static header values and signatures masked. */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -54,6 +59,10 @@ export interface DeliveryOutcome {
   readonly type: string;
   /** A track call's event, or a page's or screen's name, when it had one. */
   readonly event?: string;
+  /** The call's userId, when it had one. */
+  readonly userId?: string;
+  /** The call's anonymousId, when it had one. */
+  readonly anonymousId?: string;
   readonly result: DeliveryState;
   /** Why it is retrying, dead or discarded (a stable code); absent when delivered. */
   readonly reason?: string;
@@ -144,6 +153,8 @@ function asOutcome(value: unknown): DeliveryOutcome | undefined {
     'deliveryId',
     'reason',
     'event',
+    'userId',
+    'anonymousId',
     'firstAttemptAt',
     'nextAttemptAt',
     'replayOf',

@@ -44,10 +44,19 @@ describe('GET /admin/v1/deliveries', () => {
     const one = { sourceId: S1, destinationId: D1 };
     const two = { sourceId: S2, destinationId: D2 };
     [a, b, c, d, e, e2, f] = await insert([
-      { ...one, firstAttemptAt: iso(BASE + 1_000), state: 'delivered', lastStatus: 200 },
+      {
+        ...one,
+        firstAttemptAt: iso(BASE + 1_000),
+        state: 'delivered',
+        lastStatus: 200,
+        userId: 'u-a',
+        anonymousId: 'anon-1',
+      },
       {
         ...one,
         firstAttemptAt: iso(BASE + 2_000),
+        anonymousId: 'anon-1',
+        event: 'Signed Up',
         state: 'dead',
         reason: 'http_4xx',
         lastStatus: 400,
@@ -69,7 +78,13 @@ describe('GET /admin/v1/deliveries', () => {
         reason: 'http_5xx',
         nextAttemptAt: iso(BASE + 13_000),
       },
-      { ...two, firstAttemptAt: iso(BASE + 4_000), state: 'discarded', reason: 'disabled' },
+      {
+        ...two,
+        firstAttemptAt: iso(BASE + 4_000),
+        callType: 'page',
+        state: 'discarded',
+        reason: 'disabled',
+      },
       { ...two, firstAttemptAt: iso(BASE + 5_000), state: 'dead', reason: 'timeout' },
       { ...two, firstAttemptAt: iso(BASE + 5_500), messageId: shared },
       { ...one, firstAttemptAt: iso(BASE + 6_000), state: 'delivered', messageId: shared },
@@ -95,6 +110,15 @@ describe('GET /admin/v1/deliveries', () => {
     ['outcome', () => 'outcome=dead', () => [e, b]],
     ['reason', () => 'reason=http_4xx', () => [b]],
     ['several filters', () => `outcome=dead&sourceId=${S2}`, () => [e]],
+    ['user, either id', () => 'user=anon-1', () => [b, a]],
+    ['user, a userId', () => 'user=u-a', () => [a]],
+    ['userId', () => 'userId=u-a', () => [a]],
+    ['userId, not an anonymousId', () => 'userId=anon-1', () => []],
+    ['anonymousId', () => 'anonymousId=anon-1', () => [b, a]],
+    ['event', () => 'event=Signed%20Up', () => [b]],
+    ['type', () => 'type=page', () => [d]],
+    ['status', () => 'status=400', () => [b]],
+    ['user and event', () => 'user=anon-1&event=Order%20Completed', () => [a]],
   ])('filters by %s', async (_label, query, expected) => {
     expect(await ids(`${block}&${query()}`)).toEqual(expected());
   });
@@ -112,6 +136,8 @@ describe('GET /admin/v1/deliveries', () => {
           messageId: expect.any(String),
           type: 'track',
           event: 'Order Completed',
+          userId: null,
+          anonymousId: null,
           outcome: 'retrying',
           reason: 'http_5xx',
           lastStatus: null,
@@ -124,6 +150,7 @@ describe('GET /admin/v1/deliveries', () => {
           deadLetter: null,
           replayOf: null,
           replays: 0,
+          lastReplayId: null,
         },
       ],
       nextCursor: null,
@@ -146,6 +173,43 @@ describe('GET /admin/v1/deliveries', () => {
     ]);
     const one = await h.call('GET', `/admin/v1/deliveries/${id}`);
     expect(one.body).toMatchObject({ destinationName: 'My CRM' });
+  });
+
+  it('finds the deliveries of the destinations having a webhook URL', async () => {
+    const created = await h.call('POST', '/admin/v1/sources', { name: 'by-url' });
+    const sourceId = created.body.id as string;
+    const url = `https://hooks.example.com/${randomUUID()}`;
+    const withUrl = await h.call('POST', `/admin/v1/sources/${sourceId}/destinations`, {
+      name: 'with url',
+    });
+    const hook = await h.call(
+      'POST',
+      `/admin/v1/sources/${sourceId}/destinations/${withUrl.body.id}/webhooks`,
+      { url },
+    );
+    expect(hook.status).toBe(201);
+    const at = BASE + 30 * MINUTE;
+    const [hit] = await insert([
+      { sourceId, destinationId: withUrl.body.id, firstAttemptAt: iso(at) },
+      { sourceId, firstAttemptAt: iso(at + 1_000) },
+    ]);
+    const query = `sourceId=${sourceId}&webhookUrl=${encodeURIComponent(url)}`;
+    expect(await ids(query)).toEqual([hit]);
+    expect(await ids(`sourceId=${sourceId}&webhookUrl=https%3A%2F%2Fnone.example.com%2F`)).toEqual(
+      [],
+    );
+  });
+
+  it.each([
+    ['an unknown type', 'type=Track'],
+    ['a status out of range', 'status=99'],
+    ['a status that is no number', 'status=5xx'],
+    ['an empty user', 'user='],
+    ['an unknown reason', 'reason=oops'],
+  ])('refuses %s with 400 invalid_request', async (_what, query) => {
+    const answer = await h.call('GET', `/admin/v1/deliveries?${query}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_request' });
   });
 
   it('gives a cursor when more rows match than the limit', async () => {
@@ -329,14 +393,21 @@ it('describes every route in its OpenAPI document', async () => {
   );
   const query = paths['/admin/v1/deliveries'].get.parameters!.map((p) => p.name);
   expect(query.sort()).toEqual([
+    'anonymousId',
     'cursor',
     'destinationId',
+    'event',
     'from',
     'limit',
     'messageId',
     'outcome',
     'reason',
     'sourceId',
+    'status',
     'to',
+    'type',
+    'user',
+    'userId',
+    'webhookUrl',
   ]);
 });

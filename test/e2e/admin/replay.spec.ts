@@ -177,6 +177,9 @@ describe('POST /admin/v1/deliveries/:id/replay', () => {
     const ids = replaysOf(id).map((r) => headerText(r, HEADER.deliveryId));
     expect(ids.sort()).toEqual([first.body.deliveryId, second.body.deliveryId].sort());
     expect(await replays(id)).toBe(2);
+    // The original names its latest replay.
+    const original = await h.call('GET', `/admin/v1/deliveries/${id}`);
+    expect(original.body.lastReplayId).toBe(second.body.deliveryId);
     expect((await counted()) - before).toBe(2);
   });
 
@@ -271,12 +274,42 @@ describe('bulk replay', () => {
     ['no end', 'to', { from: iso(Date.now()) }],
     ['a time without a zone', 'from', { from: '2026-11-25T10:00:00', to: iso(Date.now()) }],
     ['an empty reason', 'reason', { ...range(Date.now() - HOUR, Date.now()), reason: '' }],
+    ['an unknown reason', 'reason', { ...range(Date.now() - HOUR, Date.now()), reason: 'oops' }],
+    ['a notReplayed that is no boolean', 'notReplayed', { ...range(0, 1), notReplayed: 'yes' }],
   ])('400 for %s, naming %s', async (_label, field, body) => {
     const answer = await h.call('POST', replayPath(enabled.sourceId), body);
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe('invalid_request');
     expect(answer.body.message).toContain(field);
   });
+
+  it('replays only the dead letters never replayed, with notReplayed', async () => {
+    const T = Date.now() - 4 * HOUR;
+    const [replayed, fresh] = await deadLetters([letter(enabled, T), letter(enabled, T + 1)]);
+    expect((await h.call('POST', `/admin/v1/deliveries/${replayed}/replay`)).status).toBe(202);
+    const answer = await h.call('POST', replayPath(enabled.sourceId), {
+      ...range(T, T + MINUTE),
+      notReplayed: true,
+    });
+    expect(answer.body).toMatchObject({ total: 1 });
+    await untilDone(answer.body.id as string, 20_000);
+    await eventually(() => (replaysOf(fresh).length === 1 ? true : undefined));
+    expect(replaysOf(replayed)).toHaveLength(1);
+    // The job is listed, newest first, with the destination's others.
+    const list = await h.call('GET', `/admin/v1/replays?destinationId=${enabled.destinationId}`);
+    expect(list.status).toBe(200);
+    expect(list.body[0]).toMatchObject({ id: answer.body.id, status: 'finished', replayed: 1 });
+    const one = await h.call('GET', '/admin/v1/replays?limit=1');
+    expect(one.body).toHaveLength(1);
+  });
+
+  it.each(['limit=0', 'limit=101', 'destinationId=nope'])(
+    'GET /admin/v1/replays?%s: 400',
+    async (query) => {
+      const answer = await h.call('GET', `/admin/v1/replays?${query}`);
+      expect(answer).toMatchObject({ status: 400, body: { code: 'invalid_request' } });
+    },
+  );
 
   it('404 replay_not_found for an unknown job', async () => {
     const answer = await h.call('GET', `/admin/v1/replays/${randomUUID()}`);

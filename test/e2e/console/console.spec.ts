@@ -13,6 +13,7 @@ import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { TEST_ADMIN_TOKEN } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
 import { launchChromium, TestBrowser } from '../../helpers/browser';
+import { insertLedgerRows } from '../../helpers/ledger-fixtures';
 
 /** Screenshots of the pages for docs/console.md, taken only when asked for. */
 const SCREENSHOTS = process.env.SLUICE_CONSOLE_SCREENSHOTS === '1';
@@ -24,6 +25,8 @@ const SECRET = 'console-secret-ü';
 /** Markup in an event name and in a header value: never run (the event shown as text). */
 const EVENT_XSS = '<img src=x onerror="window.__xss=1">';
 const HEADER_XSS = '<img src=x onerror="window.__xss=2">';
+/** What the receiver answers with its 400: the console shows it as text in the attempts. */
+const REFUSAL = '{"error":"plan <b>unknown</b>","code":"E42"}';
 
 /** The signature an implementation independent of the project computes: openssl's. */
 function opensslHmacSha1(secret: string, body: Buffer): string {
@@ -76,7 +79,10 @@ describe('the operator console in Chromium', () => {
 
   beforeAll(async () => {
     await receiver.start();
-    receiver.answer = () => ({ status: nextAnswers.shift() ?? 200 });
+    receiver.answer = () => {
+      const status = nextAnswers.shift() ?? 200;
+      return status === 400 ? { status, body: REFUSAL } : { status };
+    };
     await h.start({ INGEST_USAGE_FLUSH_SECONDS: '1' });
     admin = await startAdminBeside(h);
     adminOrigin = await admin.getUrl();
@@ -277,9 +283,15 @@ describe('the operator console in Chromium', () => {
     await analytics.flush();
     await receiver.received(3);
 
-    await open(`#/deliveries?messageId=${encodeURIComponent(messageId)}`, 'Deliveries');
+    // Found by the user's id and the event name, as support is asked about it.
+    await open('#/deliveries', 'Deliveries');
+    await page.getByLabel('User (userId or anonymousId)').fill('console-user');
+    await page.getByLabel('Event').fill('Order Refunded');
     const row = await rowAfterSearch('Search', messageId, /dead/);
-    expect(await row.textContent()).toMatch(/dead.*2.*400.*http_4xx/s);
+    expect(await row.textContent()).toMatch(
+      /Shop.*console-user.*Order Refunded.*dead.*2.*400.*http_4xx/s,
+    );
+    expect(page.url()).toContain('user=console-user');
     deadId = (await row.getAttribute('data-delivery-id')) ?? '';
 
     // Its attempts: the retry after HTTP 500, then the permanent HTTP 400.
@@ -291,6 +303,21 @@ describe('the operator console in Chromium', () => {
     expect(await attempts.nth(0).textContent()).toMatch(/Attempt 1.*retrying.*HTTP 500.*http_5xx/s);
     expect(await attempts.nth(0).textContent()).toContain('HTTP 500');
     expect(await attempts.nth(1).textContent()).toMatch(/Attempt 2.*dead.*HTTP 400.*http_4xx/s);
+    // The endpoint's answer, as text, and the request's headers with the static value masked;
+    // the webhook by its URL.
+    const answered = attempts.nth(1).getByTestId('response-body');
+    expect(await answered.textContent()).toBe(REFUSAL);
+    expect(await attempts.nth(1).textContent()).toContain(receiver.url('/console-hook'));
+    const headers = await attempts.nth(1).locator('.headers').textContent();
+    expect(headers).toMatch(/X-Console-Test\*{8}/);
+    expect(headers).toMatch(/x-signature\*{8}/);
+    expect(await page.locator('main').textContent()).not.toContain(HEADER_XSS);
+    expect(await xssRan()).toBeUndefined();
+    expect(await page.locator('main img, main b').count()).toBe(0);
+    // Times carry their zone, in one format.
+    expect(await page.locator('dl.facts time').first().textContent()).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC([+-]\d\d:\d\d)?$/,
+    );
   });
 
   it('a dead letter replayed from the page reaches the fixed receiver with the same messageId, signed', async () => {
@@ -319,13 +346,64 @@ describe('the operator console in Chromium', () => {
     await page.goto(`${consoleUrl}#/deliveries/${deadId}`);
     await page.getByText('Replays').waitFor();
     expect(await page.locator('dl.facts').textContent()).toMatch(/Replays1/);
+    // The original says it was replayed, and by which delivery: the one that was delivered.
+    const mark = page.getByTestId('delivery-outcome').getByTestId('replayed');
+    await mark.waitFor();
+    await mark.getByRole('link').click();
+    await page
+      .getByTestId('delivery-outcome')
+      .filter({ hasText: /delivered.*replay/ })
+      .waitFor();
+    expect(await page.locator('dl.facts').textContent()).toContain(`Replay of${deadId}`);
+
+    // Replaying it again from the dead letters asks first.
+    await open(`#/dead?sourceId=${sourceId}`, 'Dead letters');
+    const replayed = await rowAfterSearch('Show dead letters', deadMessageId, /replayed by/);
+    const button = replayed.getByRole('button', { name: `Replay message ${deadMessageId}` });
+    await button.click();
+    await replayed
+      .getByTestId('already-replayed')
+      .filter({ hasText: 'Already replayed once' })
+      .waitFor();
+    expect(await button.textContent()).toBe('Replay again');
+    expect(receiver.requests).toHaveLength(4);
+  });
+
+  it("the page opened with ?sourceId shows only that source's rows, before any search", async () => {
+    const otherMessage = `other-${Date.now()}`;
+    await insertLedgerRows(h.db.url, [
+      {
+        firstAttemptAt: new Date().toISOString(),
+        messageId: otherMessage,
+        state: 'dead',
+        reason: 'http_4xx',
+        userId: 'console-user',
+      },
+    ]);
+    await open('#/deliveries', 'Deliveries');
+    await (await results()).locator(`tr[data-message-id="${otherMessage}"]`).waitFor();
+    for (const hash of [`#/deliveries?sourceId=${sourceId}`, `#/dead?sourceId=${sourceId}`]) {
+      await open(hash, /^(Deliveries|Dead letters)$/);
+      const rows = (await results()).locator('tr[data-message-id]');
+      await rows.first().waitFor();
+      expect(await rows.count()).toBeGreaterThan(0);
+      for (const text of await rows.allTextContents()) expect(text).toContain('Shop');
+      expect(await page.locator(`tr[data-message-id="${otherMessage}"]`).count()).toBe(0);
+    }
   });
 
   it('a bulk replay of the range shows its job finishing, and the receiver gets it again', async () => {
     await open(`#/dead?sourceId=${sourceId}`, 'Dead letters');
     await (await results()).waitFor();
+    // Not yet replayed only: the one dead letter was replayed, so the list and the job are empty.
+    await page.getByLabel('Not yet replayed only').check();
+    await page.getByRole('button', { name: 'Show dead letters' }).click();
+    await (await results()).getByText('No delivery matches.').waitFor();
     await page.getByRole('button', { name: 'Replay all in range' }).click();
     const job = page.getByTestId('replay-job');
+    await job.filter({ hasText: /finished\. 0 of 0 replayed/ }).waitFor();
+    await page.getByLabel('Not yet replayed only').uncheck();
+    await page.getByRole('button', { name: 'Replay all in range' }).click();
     await job
       .filter({ hasText: /finished\. 1 of 1 replayed, 0 failed/ })
       .waitFor({ timeout: 20_000 });
@@ -333,6 +411,12 @@ describe('the operator console in Chromium', () => {
     expect(messageIdOf(requests[4])).toBe(messageIdOf(requests[2]));
     expect(requests[4].headers['x-signature']).toBe(opensslHmacSha1(SECRET, requests[4].body));
     await screenshot('bulk-replay');
+    // Both jobs are listed, newest first.
+    await open(`#/dead?sourceId=${sourceId}`, 'Dead letters');
+    const jobs = page.locator('tr[data-job-id]');
+    await jobs.nth(1).waitFor();
+    expect(await jobs.first().textContent()).toMatch(/finished.*1 of 1/);
+    expect(await jobs.nth(1).textContent()).toMatch(/finished.*0 of 0/);
   });
 
   it('the live view shows accepted calls and delivered, retrying and dead counts', async () => {
@@ -357,6 +441,30 @@ describe('the operator console in Chromium', () => {
     // 5 calls between two reads at least 5 s apart.
     expect(accepted).toBeLessThanOrEqual(1.5);
     await screenshot('live');
+  });
+
+  it("shows the destination's health: requests, success share and last error by webhook URL", async () => {
+    await open(`#/sources/${sourceId}/destination`, 'Destination of Shop');
+    await page.getByRole('link', { name: 'Health' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Destination health' }).waitFor();
+    // A mouse click moved focus to the new page's heading: no outline (keyboard focus only).
+    const focused = await page.evaluate(`(() => {
+      const el = document.activeElement;
+      return { tag: el.tagName, style: getComputedStyle(el).outlineStyle };
+    })()`);
+    expect(focused).toEqual({ tag: 'H1', style: 'none' });
+    const hour = page
+      .locator('[data-testid="health"] > section')
+      .first()
+      .locator('tr[data-window="hour"]');
+    await hour.waitFor();
+    // Requests so far (the 500 and the 400 among them); the latest failure is the 400.
+    expect(await hour.textContent()).toMatch(
+      /Last hour\d+\d+\.\d %\d+ ms\d+ ms.*http_4xx HTTP 400/s,
+    );
+    await page.getByTestId('breaker-state').filter({ hasText: 'closed' }).waitFor();
+    await page.getByText(receiver.url('/console-hook'), { exact: true }).waitFor();
+    await screenshot('destination-health');
   });
 
   it("lists the source's destinations, creates one with a filter, and shows a bad filter's path", async () => {
@@ -410,11 +518,15 @@ describe('the operator console in Chromium', () => {
     await page.getByLabel('Filter (JSON)').fill(JSON.stringify(good));
     await page.getByRole('button', { name: 'Save filter' }).click();
     await page.getByTestId('filter-state').filter({ hasText: 'Takes only the calls' }).waitFor();
-    const saved = (await (
-      await fetch(`${adminOrigin}/admin/v1/sources/${sourceId}/destinations/${dataId}`, {
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
-      })
-    ).json()) as { name: string; filter: unknown };
+    // The state reads the same before and after the save: the API says when it is saved.
+    const saved = await poll('the filter saved', async () => {
+      const answer = (await (
+        await fetch(`${adminOrigin}/admin/v1/sources/${sourceId}/destinations/${dataId}`, {
+          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+        })
+      ).json()) as { name: string; filter: unknown };
+      return JSON.stringify(answer.filter).includes('properties.total') ? answer : undefined;
+    });
     expect(saved).toMatchObject({ name: 'Data', filter: good });
   });
 
@@ -427,6 +539,11 @@ describe('the operator console in Chromium', () => {
       [`#/deliveries?sourceId=${sourceId}`, 'Deliveries', 'deliveries'],
       [`#/deliveries/${deadId}`, 'Delivery', 'delivery-attempts'],
       [`#/dead?sourceId=${sourceId}`, 'Dead letters', 'dead-letters'],
+      [
+        `#/sources/${sourceId}/destinations/${h.routerSettings.destinationsForSource(sourceId)[0]?.id}/health`,
+        'Destination health',
+        'destination-health',
+      ],
       ['#/live', 'Live', 'live'],
     ];
     for (const [size, suffix] of [

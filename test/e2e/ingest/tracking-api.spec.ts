@@ -44,6 +44,9 @@ describe('the tracking API', () => {
       expect(headerText(record, HEADER.sourceId)).toBe(source.id);
       expect(headerText(record, HEADER.callType)).toBe(type);
       expect(headerText(record, HEADER.integrations)).toBe('{"Webhooks":true}');
+      // Who the call is about, for the delivery ledger's search.
+      expect(headerText(record, HEADER.userId)).toBe('user-1');
+      expect(headerText(record, HEADER.anonymousId)).toBeUndefined();
       const call = json(record);
       expect(call).toMatchObject({ version: 1, type, userId: 'user-1', messageId, ...fields });
       expect(call.context).toEqual({ ip: '127.0.0.1' });

@@ -53,6 +53,8 @@ describe('the router', () => {
         [HEADER.messageId]: Buffer.from(messageId),
         [HEADER.destinationId]: Buffer.from(destination.id),
         ...(label === undefined ? {} : { [HEADER.event]: Buffer.from(label) }),
+        // Who the call is about rides along too, for the ledger's search by user.
+        [HEADER.userId]: Buffer.from('user:1'),
       });
       await h.settled();
       expect(h.deliveriesOf(messageId)).toHaveLength(1);

@@ -26,6 +26,8 @@ function deadRow(destinationId: string, n: number, reason = 'http_4xx'): LedgerR
     sourceId: 'src',
     destinationId,
     messageId: `m-${n}`,
+    userId: null,
+    anonymousId: null,
     callType: 'track',
     event: 'Bought',
     state: 'dead',
@@ -76,7 +78,8 @@ describe(ReplayJobsRepository.name, () => {
 
   function filterOf(destinationId: string, fields: Partial<JobFilter> = {}): JobFilter {
     const to = new Date(DAY.getTime() + DAY_MS);
-    return { destinationId, from: DAY, to, reason: undefined, deadBy: NOW, ...fields };
+    const filter = { destinationId, from: DAY, to, reason: undefined, notReplayed: false };
+    return { ...filter, deadBy: NOW, ...fields };
   }
 
   /** A running job whose heartbeat was at `heartbeatAt` (null: let go). */

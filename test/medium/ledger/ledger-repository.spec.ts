@@ -28,6 +28,8 @@ function row(
     destinationId: 'dest',
     messageId: `m-${id}`,
     callType: 'track',
+    userId: 'u-1',
+    anonymousId: null,
     event: 'Bought',
     state: 'retrying',
     reason: 'http_5xx',
@@ -51,6 +53,8 @@ function pointer(id: string, fields: Partial<DeadPointer> = {}): DeadPointer {
     destinationId: 'dest',
     messageId: `m-${id}`,
     callType: 'track',
+    userId: 'u-1',
+    anonymousId: null,
     updatedAt: new Date(FIRST.getTime() + 60_000),
     partition: 2,
     offset: '41',
@@ -71,6 +75,8 @@ interface Stored {
   dead_partition: number | null;
   dead_offset: string | null;
   replay_of: string | null;
+  user_id: string | null;
+  anonymous_id: string | null;
 }
 
 describe(LedgerRepository.name, () => {
@@ -93,7 +99,7 @@ describe(LedgerRepository.name, () => {
   async function stored(id: string): Promise<Stored | undefined> {
     const rows: Stored[] = await dataSource.query(
       `SELECT "state", "attempts", "reason", "last_status", "event", "history",
-              "dead_partition", "dead_offset", "replay_of"
+              "dead_partition", "dead_offset", "replay_of", "user_id", "anonymous_id"
          FROM "delivery_ledger" WHERE "id" = $1`,
       [id],
     );
@@ -107,6 +113,19 @@ describe(LedgerRepository.name, () => {
     for (const id of ids) {
       await expect(stored(id)).resolves.toMatchObject({ state: 'retrying', attempts: 1 });
     }
+  });
+
+  it("keeps the call's user ids, and a pointer does not erase them", async () => {
+    const id = randomUUID();
+    await repository.upsertRows([row(id, 1, FIRST.getTime(), { anonymousId: 'a-1' })]);
+    await repository.upsertPointers([pointer(id, { userId: null, anonymousId: null })]);
+    await expect(stored(id)).resolves.toMatchObject({ user_id: 'u-1', anonymous_id: 'a-1' });
+  });
+
+  it('gives a placeholder row the user ids of its dead letter', async () => {
+    const id = randomUUID();
+    await repository.upsertPointers([pointer(id, { anonymousId: 'a-2' })]);
+    await expect(stored(id)).resolves.toMatchObject({ user_id: 'u-1', anonymous_id: 'a-2' });
   });
 
   it('replaces the state with a newer outcome and appends its history', async () => {

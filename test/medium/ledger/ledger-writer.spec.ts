@@ -133,6 +133,8 @@ describe('the delivery ledger writer', () => {
       destinationId: 'dest',
       messageId: `m-${id}`,
       callType: 'track',
+      userId: null,
+      anonymousId: 'a-1',
       partition: 2,
       offset: '41',
       updatedAt: new Date(NOW),

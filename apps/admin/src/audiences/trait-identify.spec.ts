@@ -37,6 +37,7 @@ describe(traitIdentifyRecord.name, () => {
       [HEADER.callType]: 'identify',
       [HEADER.messageId]: 'm-1',
       [HEADER.integrations]: '{"Webhooks":true}',
+      [HEADER.userId]: 'u-1',
     });
   });
 });

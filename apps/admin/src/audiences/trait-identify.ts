@@ -61,6 +61,7 @@ export function traitIdentifyRecord(
       [HEADER.callType]: 'identify',
       [HEADER.messageId]: call.messageId as string,
       [HEADER.integrations]: encodeIntegrationsHeader(integrationVerdicts(call)),
+      [HEADER.userId]: userId,
     },
   };
 }

@@ -27,6 +27,8 @@ export const CONSOLE_MODULES: readonly string[] = [
   'destination.js',
   'destinations.js',
   'deliveries.js',
+  'delivery.js',
+  'health.js',
   'replay.js',
   'dead-letters.js',
   'live.js',

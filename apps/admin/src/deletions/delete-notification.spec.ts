@@ -16,6 +16,7 @@ describe(deleteRecord.name, () => {
       [HEADER.callType]: 'delete',
       [HEADER.messageId]: 'n-1',
       [HEADER.destinationId]: 'd-1',
+      [HEADER.userId]: 'user "1"',
     });
   });
 

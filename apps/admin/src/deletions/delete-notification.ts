@@ -29,6 +29,7 @@ export function deleteRecord(n: DeleteNotification, timestamp: string): Outgoing
       [HEADER.callType]: 'delete',
       [HEADER.messageId]: n.id,
       [HEADER.destinationId]: n.destinationId,
+      [HEADER.userId]: n.userId,
     },
   };
 }

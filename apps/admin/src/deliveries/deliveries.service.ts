@@ -7,6 +7,7 @@ import type { DeliveryState } from '@app/contracts';
 import { notFound } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
 import { decodeCursor, DeliveryCursor, encodeCursor } from './delivery-cursor';
+import { filterSql, listSql } from './delivery-filter';
 import { DEFAULT_PAGE_ITEMS, DeliveriesQueryDto, OUTCOMES } from './delivery.dto';
 import {
   DeliveryDetailView,
@@ -31,12 +32,6 @@ export interface DeliveryStats {
   readonly counts: Record<DeliveryState, number>;
 }
 
-/** The SQL that places a row in the keyset order: its first attempt time in microseconds. */
-const MICROS = `(extract(epoch FROM "first_attempt_at") * 1000000)::bigint::text AS "micros"`;
-/** A cursor's time back as a timestamptz, exactly (no floating point). */
-const FROM_MICROS = (param: string) =>
-  `(TIMESTAMPTZ 'epoch' + ${param}::bigint * INTERVAL '1 microsecond')`;
-
 /**
  * Reads the delivery ledger: pages of deliveries in a stable order (keyset pagination on
  * first attempt time and id, so a page boundary holds while rows are added), one delivery
@@ -52,14 +47,11 @@ export class DeliveriesService {
   /** Deliveries matching the query, newest first attempt first. */
   async list(query: DeliveriesQueryDto): Promise<DeliveriesPage> {
     const limit = query.limit ?? DEFAULT_PAGE_ITEMS;
-    const where = filterSql(query, parseCursor(query.cursor));
-    where.params.push(limit + 1);
+    const byUrl = query.webhookUrl ? await this.destinationsWithUrl(query.webhookUrl) : undefined;
+    const statement = listSql(filterSql(query, parseCursor(query.cursor), byUrl), limit);
     const rows: (LedgerRecord & { micros: string })[] = await this.dataSource.query(
-      `SELECT ${VIEW_COLUMNS}, ${MICROS} FROM "delivery_ledger"
-        ${where.sql}
-        ORDER BY "first_attempt_at" DESC, "id" DESC
-        LIMIT $${where.params.length}`,
-      where.params,
+      statement.sql,
+      statement.params,
     );
     const page = rows.slice(0, limit);
     const names = await this.destinationNames(page);
@@ -69,6 +61,15 @@ export class DeliveriesService {
       nextCursor:
         rows.length > limit ? encodeCursor({ firstAttemptMicros: last.micros, id: last.id }) : null,
     };
+  }
+
+  /** The destinations that have a webhook with this URL now (ids as the ledger keeps them). */
+  private async destinationsWithUrl(url: string): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT DISTINCT "destination_id"::text AS "id" FROM "webhook" WHERE "url" = $1`,
+      [url],
+    );
+    return rows.map((row) => row.id);
   }
 
   /** One delivery with its attempts, or 404. */
@@ -126,33 +127,4 @@ function parseCursor(text: string | undefined): DeliveryCursor | undefined {
     });
   }
   return cursor;
-}
-
-/** The WHERE clause of a list query, with its parameters ($1, $2, ... in order). */
-function filterSql(
-  query: DeliveriesQueryDto,
-  cursor: DeliveryCursor | undefined,
-): { sql: string; params: unknown[] } {
-  const params: unknown[] = [];
-  const conditions: string[] = [];
-  const add = (condition: (param: string) => string, value: unknown) => {
-    params.push(value);
-    conditions.push(condition(`$${params.length}`));
-  };
-  // Ids are stored as text, as the dispatcher wrote them: lowercase.
-  if (query.sourceId) add((p) => `"source_id" = ${p}`, query.sourceId.toLowerCase());
-  if (query.destinationId) {
-    add((p) => `"destination_id" = ${p}`, query.destinationId.toLowerCase());
-  }
-  if (query.messageId) add((p) => `"message_id" = ${p}`, query.messageId);
-  if (query.outcome) add((p) => `"state" = ${p}`, query.outcome);
-  if (query.reason) add((p) => `"reason" = ${p}`, query.reason);
-  if (query.from) add((p) => `"first_attempt_at" >= ${p}`, new Date(query.from));
-  if (query.to) add((p) => `"first_attempt_at" < ${p}`, new Date(query.to));
-  if (cursor) {
-    params.push(cursor.firstAttemptMicros, cursor.id);
-    const [at, id] = [`$${params.length - 1}`, `$${params.length}`];
-    conditions.push(`("first_attempt_at", "id") < (${FROM_MICROS(at)}, ${id}::uuid)`);
-  }
-  return { sql: conditions.length ? `WHERE ${conditions.join(' AND ')}` : '', params };
 }

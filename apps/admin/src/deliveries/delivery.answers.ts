@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
+import { BreakerAnswer } from '../destinations/destination.answers';
+
 /** The ledger's outcomes (`DeliveryState`). */
 const OUTCOMES = ['delivered', 'retrying', 'dead', 'discarded'];
 
@@ -33,6 +35,12 @@ export class DeliveryAnswer {
 
   @ApiProperty({ type: String, nullable: true })
   event!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  userId!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  anonymousId!: string | null;
 
   @ApiProperty({ enum: OUTCOMES })
   outcome!: string;
@@ -69,6 +77,9 @@ export class DeliveryAnswer {
 
   @ApiProperty({ minimum: 0 })
   replays!: number;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The latest replay' })
+  lastReplayId!: string | null;
 }
 
 /** A delivery with its attempts, oldest first. */
@@ -146,4 +157,79 @@ export class ReplayJobAnswer {
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   finishedAt!: string | null;
+}
+
+/** The last failed request of a window. */
+class LastErrorAnswer {
+  @ApiProperty({ format: 'date-time' })
+  at!: string;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true })
+  webhookId!: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  reason!: string | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  status!: number | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  detail!: string | null;
+}
+
+/** Requests of one window (the last hour or day) and how they fared. */
+class HealthFiguresAnswer {
+  @ApiProperty({ minimum: 0 })
+  attempts!: number;
+
+  @ApiProperty({ type: Number, nullable: true, description: '0 to 1; null without requests' })
+  successShare!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  latencyP50Ms!: number | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  latencyP99Ms!: number | null;
+
+  @ApiProperty({ type: LastErrorAnswer, nullable: true })
+  lastError!: LastErrorAnswer | null;
+}
+
+/** One webhook's health. */
+class WebhookHealthAnswer {
+  @ApiProperty({ format: 'uuid' })
+  webhookId!: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'null: no longer configured' })
+  url!: string | null;
+
+  @ApiProperty({ type: HealthFiguresAnswer })
+  hour!: HealthFiguresAnswer;
+
+  @ApiProperty({ type: HealthFiguresAnswer })
+  day!: HealthFiguresAnswer;
+}
+
+/** A destination's delivery health over the last hour and day, and each webhook's. */
+export class DestinationHealthAnswer {
+  @ApiProperty({ format: 'uuid' })
+  destinationId!: string;
+
+  @ApiProperty()
+  name!: string;
+
+  @ApiProperty()
+  enabled!: boolean;
+
+  @ApiProperty({ type: BreakerAnswer })
+  breaker!: BreakerAnswer;
+
+  @ApiProperty({ type: HealthFiguresAnswer })
+  hour!: HealthFiguresAnswer;
+
+  @ApiProperty({ type: HealthFiguresAnswer })
+  day!: HealthFiguresAnswer;
+
+  @ApiProperty({ type: [WebhookHealthAnswer] })
+  webhooks!: WebhookHealthAnswer[];
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsIn,
   IsInt,
   IsISO8601,
@@ -13,10 +14,16 @@ import {
   Min,
 } from 'class-validator';
 
-import type { DeliveryState } from '@app/contracts';
+import { CALL_TYPES, DELIVERY_REASONS, type DeliveryState } from '@app/contracts';
 
 /** The outcomes a delivery can be in. */
 export const OUTCOMES: readonly DeliveryState[] = ['delivered', 'retrying', 'dead', 'discarded'];
+
+/** The call types a delivery can be of. */
+export const LEDGER_CALL_TYPES: readonly string[] = [...CALL_TYPES, 'delete'];
+
+/** Why an unknown reason is refused: the codes are a closed list. */
+const REASON_MESSAGE = `reason must be one of ${DELIVERY_REASONS.join(', ')}`;
 
 /** Most deliveries in one page, and the default. */
 export const MAX_PAGE_ITEMS = 200;
@@ -54,15 +61,64 @@ export class DeliveriesQueryDto {
   @Length(1, 200)
   messageId?: string;
 
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's userId or anonymousId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  user?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's userId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  userId?: string;
+
+  @ApiPropertyOptional({ maxLength: 200, description: "The call's anonymousId" })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  anonymousId?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 200,
+    example: 'Order Completed',
+    description: "A track's event, or a page's or screen's name",
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  event?: string;
+
+  @ApiPropertyOptional({ enum: LEDGER_CALL_TYPES, description: 'The call type' })
+  @IsOptional()
+  @IsIn(LEDGER_CALL_TYPES)
+  type?: string;
+
+  @ApiPropertyOptional({ minimum: 100, maximum: 599, description: 'The last HTTP status' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(599)
+  status?: number;
+
+  @ApiPropertyOptional({
+    maxLength: 2048,
+    description: 'Deliveries of the destinations that have a webhook with this URL now',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 2048)
+  webhookUrl?: string;
+
   @ApiPropertyOptional({ enum: OUTCOMES })
   @IsOptional()
   @IsIn(OUTCOMES)
   outcome?: DeliveryState;
 
-  @ApiPropertyOptional({ maxLength: 200, example: 'http_4xx' })
+  @ApiPropertyOptional({ enum: DELIVERY_REASONS, example: 'http_4xx' })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsIn(DELIVERY_REASONS, { message: REASON_MESSAGE })
   reason?: string;
 
   @ApiPropertyOptional({
@@ -103,6 +159,13 @@ export class DeliveryIdParams {
   id!: string;
 }
 
+/** Path of `/admin/v1/destinations/:destinationId/health`. */
+export class DestinationIdParams {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  destinationId!: string;
+}
+
 /** Query of `GET /admin/v1/deliveries/stats`. */
 export class DeliveryStatsQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 60, default: 5 })
@@ -124,11 +187,37 @@ export class ReplayRangeDto {
   @IsIsoTime()
   to!: string;
 
-  @ApiPropertyOptional({ maxLength: 200, description: 'Only dead letters with this reason' })
+  @ApiPropertyOptional({
+    enum: DELIVERY_REASONS,
+    description: 'Only dead letters with this reason',
+  })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsIn(DELIVERY_REASONS, { message: REASON_MESSAGE })
   reason?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Only dead letters never replayed before (`replays` 0)',
+  })
+  @IsOptional()
+  @IsBoolean()
+  notReplayed?: boolean;
+}
+
+/** Query of `GET /admin/v1/replays`. */
+export class ReplaysQueryDto {
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  destinationId?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
 }
 
 /** Path of `/admin/v1/replays/:id`. */

@@ -9,6 +9,8 @@ export interface LedgerRecord {
   readonly message_id: string;
   readonly call_type: string;
   readonly event: string | null;
+  readonly user_id: string | null;
+  readonly anonymous_id: string | null;
   readonly state: DeliveryState;
   readonly reason: string | null;
   readonly last_status: number | null;
@@ -21,6 +23,7 @@ export interface LedgerRecord {
   readonly dead_offset: string | null;
   readonly replay_of: string | null;
   readonly replays: number;
+  readonly last_replay_id: string | null;
   readonly history?: unknown[];
 }
 
@@ -34,6 +37,9 @@ export interface DeliveryView {
   readonly messageId: string;
   readonly type: string;
   readonly event: string | null;
+  /** The call's userId and anonymousId; null when it had none or was recorded before they were kept. */
+  readonly userId: string | null;
+  readonly anonymousId: string | null;
   readonly outcome: DeliveryState;
   readonly reason: string | null;
   readonly lastStatus: number | null;
@@ -49,6 +55,8 @@ export interface DeliveryView {
   readonly replayOf: string | null;
   /** Replays made of this delivery. */
   readonly replays: number;
+  /** The delivery its latest replay made; null when never replayed. */
+  readonly lastReplayId: string | null;
 }
 
 /** A delivery with its attempts, oldest first. */
@@ -65,6 +73,8 @@ export const VIEW_COLUMNS = [
   'message_id',
   'call_type',
   'event',
+  'user_id',
+  'anonymous_id',
   'state',
   'reason',
   'last_status',
@@ -77,6 +87,7 @@ export const VIEW_COLUMNS = [
   'dead_offset',
   'replay_of',
   'replays',
+  'last_replay_id',
 ]
   .map((column) => `"${column}"`)
   .join(', ');
@@ -93,6 +104,8 @@ export function deliveryView(r: LedgerRecord, names: DestinationNames): Delivery
     messageId: r.message_id,
     type: r.call_type,
     event: r.event,
+    userId: r.user_id,
+    anonymousId: r.anonymous_id,
     outcome: r.state,
     reason: r.reason,
     lastStatus: r.last_status,
@@ -108,6 +121,7 @@ export function deliveryView(r: LedgerRecord, names: DestinationNames): Delivery
         : { partition: r.dead_partition, offset: String(r.dead_offset) },
     replayOf: r.replay_of,
     replays: r.replays,
+    lastReplayId: r.last_replay_id,
   };
 }
 

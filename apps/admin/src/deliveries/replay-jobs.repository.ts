@@ -12,6 +12,8 @@ export interface JobFilter {
   readonly from: Date;
   readonly to: Date;
   readonly reason: string | undefined;
+  /** Only rows never replayed (`replays` 0). */
+  readonly notReplayed: boolean;
   /** Rows whose last outcome came later (replays that died again among them) are left out. */
   readonly deadBy: Date;
 }
@@ -26,7 +28,7 @@ export interface Checkpoint {
 
 /** A job row as the claiming query returns it. */
 export interface JobRow extends ReplayJobRecord {
-  readonly filter: { from: string; to: string; reason: string | null };
+  readonly filter: { from: string; to: string; reason: string | null; notReplayed?: boolean };
   readonly checkpoint: Checkpoint | null;
 }
 
@@ -59,7 +61,7 @@ export type JobTarget =
 const FILTER_SQL = `
   "destination_id" = $1 AND "state" = 'dead' AND "dead_partition" IS NOT NULL
   AND "first_attempt_at" >= $2 AND "first_attempt_at" < $3 AND "updated_at" <= $4
-  AND ($5::text IS NULL OR "reason" = $5)`;
+  AND ($5::text IS NULL OR "reason" = $5) AND (NOT $6::boolean OR "replays" = 0)`;
 
 /**
  * The replay jobs' SQL: the ledger rows a job covers, page by page in (first attempt, id)
@@ -108,7 +110,12 @@ export class ReplayJobsRepository {
       [
         id,
         filter.destinationId,
-        JSON.stringify({ from: filter.from, to: filter.to, reason: filter.reason ?? null }),
+        JSON.stringify({
+          from: filter.from,
+          to: filter.to,
+          reason: filter.reason ?? null,
+          notReplayed: filter.notReplayed,
+        }),
         total === 0 ? 'finished' : 'running',
         total,
         filter.deadBy,
@@ -116,6 +123,15 @@ export class ReplayJobsRepository {
       ],
     );
     return job;
+  }
+
+  /** The latest jobs, newest first; those of one destination when it is given. */
+  latest(destinationId: string | undefined, limit: number): Promise<ReplayJobRecord[]> {
+    return this.dataSource.query(
+      `SELECT * FROM "replay_job" WHERE ($1::uuid IS NULL OR "destination_id" = $1)
+        ORDER BY "created_at" DESC, "id" DESC LIMIT $2`,
+      [destinationId ?? null, limit],
+    );
   }
 
   async findById(id: string): Promise<ReplayJobRecord | undefined> {
@@ -158,8 +174,8 @@ export class ReplayJobsRepository {
       `SELECT "id", "first_attempt_at", "dead_partition", "dead_offset",
           (extract(epoch FROM "first_attempt_at") * 1000000)::bigint::text AS "micros"
         FROM "delivery_ledger"
-        WHERE ${FILTER_SQL} AND ($6::text IS NULL OR ("first_attempt_at", "id") >
-          (TIMESTAMPTZ 'epoch' + $6::bigint * INTERVAL '1 microsecond', $7::uuid))
+        WHERE ${FILTER_SQL} AND ($7::text IS NULL OR ("first_attempt_at", "id") >
+          (TIMESTAMPTZ 'epoch' + $7::bigint * INTERVAL '1 microsecond', $8::uuid))
         ORDER BY "first_attempt_at", "id" LIMIT ${Math.trunc(limit)}`,
       params,
     );
@@ -205,5 +221,12 @@ export class ReplayJobsRepository {
 }
 
 function filterParams(filter: JobFilter): unknown[] {
-  return [filter.destinationId, filter.from, filter.to, filter.deadBy, filter.reason ?? null];
+  return [
+    filter.destinationId,
+    filter.from,
+    filter.to,
+    filter.deadBy,
+    filter.reason ?? null,
+    filter.notReplayed,
+  ];
 }

@@ -87,6 +87,12 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
     return replayJobView(job);
   }
 
+  /** The latest jobs, newest first; those of one destination when it is given. */
+  async list(destinationId: string | undefined, limit: number): Promise<ReplayJobView[]> {
+    const rows = await this.jobs.latest(destinationId, limit);
+    return rows.map(replayJobView);
+  }
+
   async get(id: string): Promise<ReplayJobView> {
     const job = await this.jobs.findById(id);
     if (!job) throw notFound('replay');
@@ -124,6 +130,7 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
         from: new Date(job.filter.from),
         to: new Date(job.filter.to),
         reason: job.filter.reason ?? undefined,
+        notReplayed: job.filter.notReplayed === true,
         deadBy: job.created_at,
       };
       const after = job.checkpoint ?? undefined;
@@ -165,7 +172,14 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       const days = this.options.maxRangeMs / 86_400_000;
       throw invalid(`to: the range is longer than the ledger's retention (${days} days)`);
     }
-    return { destinationId, from, to, reason: dto.reason, deadBy: new Date(this.clock.now()) };
+    return {
+      destinationId,
+      from,
+      to,
+      reason: dto.reason,
+      notReplayed: dto.notReplayed === true,
+      deadBy: new Date(this.clock.now()),
+    };
   }
 
   private track(jobId: string, job: Promise<void>): void {
@@ -218,8 +232,11 @@ export class ReplayJobsService implements OnApplicationBootstrap, BeforeApplicat
       const { replays, mismatched } = matchRows(records, (r) =>
         byPosition.get(at(r.partition, r.offset)),
       );
-      await this.replayer.produce(replays, 'bulk');
-      await this.replayer.count(replays.map((r) => r.target));
+      const ids = await this.replayer.produce(replays, 'bulk');
+      await this.replayer.count(
+        replays.map((r) => r.target),
+        ids,
+      );
       await this.progress(jobId, replays.length, mismatched);
     });
     if (summary.missing.length > 0) {

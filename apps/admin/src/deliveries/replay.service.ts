@@ -50,7 +50,7 @@ export class ReplayService {
       this.logger.warn(`replay of delivery ${row.id} not acknowledged: ${String(error)}`);
       throw kafkaUnavailable('the replay');
     }
-    await this.replayer.count([target]);
+    await this.replayer.count([target], [deliveryId]);
     this.logger.log(`delivery ${row.id} replayed as ${deliveryId}`);
     return { deliveryId, replayOf: row.id };
   }

@@ -24,10 +24,13 @@ export interface Replay {
   readonly target: ReplayTarget;
 }
 
-/** Counts each replayed delivery once on its ledger row (one statement per call). */
+/**
+ * Counts each replayed delivery once on its ledger row and notes the replay's delivery id
+ * (one statement per call).
+ */
 const COUNT_REPLAYS = `
-  UPDATE "delivery_ledger" AS l SET "replays" = l."replays" + 1
-  FROM unnest($1::uuid[], $2::timestamptz[]) AS t("id", "first_attempt_at")
+  UPDATE "delivery_ledger" AS l SET "replays" = l."replays" + 1, "last_replay_id" = t."replay_id"
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[]) AS t("id", "first_attempt_at", "replay_id")
   WHERE l."id" = t."id" AND l."first_attempt_at" = t."first_attempt_at"`;
 
 /**
@@ -78,12 +81,13 @@ export class Replayer {
     return ids;
   }
 
-  /** Adds one to the `replays` of each row. */
-  async count(targets: readonly ReplayTarget[]): Promise<void> {
+  /** Adds one to the `replays` of each row and keeps its replay's id (`replayIds`, in order). */
+  async count(targets: readonly ReplayTarget[], replayIds: readonly string[]): Promise<void> {
     if (targets.length === 0) return;
     await this.dataSource.query(COUNT_REPLAYS, [
       targets.map((t) => t.id),
       targets.map((t) => t.firstAttemptAt),
+      replayIds,
     ]);
   }
 }

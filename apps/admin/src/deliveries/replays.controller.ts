@@ -1,9 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { AdminTokenGuard } from '../auth/admin-token.guard';
 
-import { ReplayIdParams, ReplayRangeDto } from './delivery.dto';
+import { ReplayIdParams, ReplayRangeDto, ReplaysQueryDto } from './delivery.dto';
 import { ReplayJobsService } from './replay-jobs.service';
 import { ApiAnswers } from '../openapi/api-answers';
 import { ReplayJobAnswer } from './delivery.answers';
@@ -47,6 +47,18 @@ export class ReplaysController {
   @ApiAnswers({ status: 202, type: ReplayJobAnswer }, 400, 404, 409, 413)
   start(@Param('sourceId') sourceId: string, @Body() dto: ReplayRangeDto) {
     return this.jobs.start(sourceId, dto);
+  }
+
+  @Get('replays')
+  @ApiOperation({
+    summary: 'The latest bulk replays, newest first',
+    description:
+      'Answers a list of jobs as `GET /admin/v1/replays/{id}` shows one; `destinationId` ' +
+      'keeps those of one destination, `limit` (1 to 100, default 20) bounds the list.',
+  })
+  @ApiAnswers({ status: 200, type: ReplayJobAnswer, isArray: true }, 400)
+  list(@Query() query: ReplaysQueryDto) {
+    return this.jobs.list(query.destinationId, query.limit ?? 20);
   }
 
   @Get('replays/:id')

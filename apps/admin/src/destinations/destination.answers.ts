@@ -82,7 +82,8 @@ export class DestinationAnswer {
   updatedAt!: string;
 }
 
-class BreakerAnswer {
+/** A destination's circuit breaker over every dispatcher replica. */
+export class BreakerAnswer {
   @ApiProperty({ enum: ['closed', 'half_open', 'open'] })
   state!: string;
 

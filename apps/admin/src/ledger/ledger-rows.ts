@@ -28,6 +28,9 @@ export interface LedgerDelivery {
   readonly destinationId: string;
   readonly messageId: string;
   readonly callType: string;
+  /** The call's userId and anonymousId, null when it had none (or came before they were kept). */
+  readonly userId: string | null;
+  readonly anonymousId: string | null;
   readonly updatedAt: Date;
 }
 
@@ -71,6 +74,8 @@ export function ledgerRow(outcome: DeliveryOutcome): LedgerRow | undefined {
     destinationId: outcome.destinationId,
     messageId: outcome.messageId,
     callType: outcome.type,
+    userId: outcome.userId ?? null,
+    anonymousId: outcome.anonymousId ?? null,
     event: outcome.event ?? null,
     state: outcome.result,
     reason: outcome.reason ?? null,
@@ -116,6 +121,8 @@ export function deadPointer(record: IncomingRecord): DeadPointer | undefined {
     destinationId,
     messageId,
     callType: headerText(record, HEADER.callType) ?? '',
+    userId: headerText(record, HEADER.userId) ?? null,
+    anonymousId: headerText(record, HEADER.anonymousId) ?? null,
     partition: record.partition,
     offset: record.offset,
     updatedAt: new Date(updatedAt),

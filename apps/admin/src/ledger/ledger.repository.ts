@@ -10,10 +10,12 @@ import { DeadPointer, LedgerRow } from './ledger-rows';
 const UPSERT_ROWS = `
   INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
     "message_id", "call_type", "event", "state", "reason", "last_status", "last_detail",
-    "last_latency_ms", "attempts", "next_attempt_at", "updated_at", "history", "replay_of")
+    "last_latency_ms", "attempts", "next_attempt_at", "updated_at", "history", "replay_of",
+    "user_id", "anonymous_id")
   SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
     $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::text[], $12::real[],
-    $13::int[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::uuid[])
+    $13::int[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::uuid[], $18::text[],
+    $19::text[])
   ON CONFLICT ("id", "first_attempt_at") DO UPDATE SET
     "source_id" = EXCLUDED."source_id",
     "message_id" = EXCLUDED."message_id",
@@ -28,7 +30,9 @@ const UPSERT_ROWS = `
     "next_attempt_at" = EXCLUDED."next_attempt_at",
     "updated_at" = EXCLUDED."updated_at",
     "history" = "delivery_ledger"."history" || EXCLUDED."history",
-    "replay_of" = COALESCE(EXCLUDED."replay_of", "delivery_ledger"."replay_of")
+    "replay_of" = COALESCE(EXCLUDED."replay_of", "delivery_ledger"."replay_of"),
+    "user_id" = COALESCE(EXCLUDED."user_id", "delivery_ledger"."user_id"),
+    "anonymous_id" = COALESCE(EXCLUDED."anonymous_id", "delivery_ledger"."anonymous_id")
   WHERE (EXCLUDED."attempts", EXCLUDED."updated_at")
       > ("delivery_ledger"."attempts", "delivery_ledger"."updated_at")`;
 
@@ -41,16 +45,21 @@ const UPSERT_ROWS = `
 const UPSERT_POINTERS = `
   INSERT INTO "delivery_ledger" ("id", "first_attempt_at", "source_id", "destination_id",
     "message_id", "call_type", "state", "attempts", "updated_at", "dead_partition", "dead_offset",
-    "reason", "last_status")
+    "reason", "last_status", "user_id", "anonymous_id")
   SELECT "id", "first_attempt_at", "source_id", "destination_id", "message_id", "call_type",
-    'dead', -1, "updated_at", "dead_partition", "dead_offset", "reason", "last_status"
+    'dead', -1, "updated_at", "dead_partition", "dead_offset", "reason", "last_status",
+    "user_id", "anonymous_id"
   FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[],
-    $7::timestamptz[], $8::int[], $9::bigint[], $10::text[], $11::int[])
+    $7::timestamptz[], $8::int[], $9::bigint[], $10::text[], $11::int[], $12::text[],
+    $13::text[])
     AS p("id", "first_attempt_at", "source_id", "destination_id", "message_id", "call_type",
-      "updated_at", "dead_partition", "dead_offset", "reason", "last_status")
+      "updated_at", "dead_partition", "dead_offset", "reason", "last_status", "user_id",
+      "anonymous_id")
   ON CONFLICT ("id", "first_attempt_at") DO UPDATE SET
     "dead_partition" = EXCLUDED."dead_partition",
-    "dead_offset" = EXCLUDED."dead_offset"`;
+    "dead_offset" = EXCLUDED."dead_offset",
+    "user_id" = COALESCE("delivery_ledger"."user_id", EXCLUDED."user_id"),
+    "anonymous_id" = COALESCE("delivery_ledger"."anonymous_id", EXCLUDED."anonymous_id")`;
 
 /** The day partitions of the ledger table, by name. */
 const PARTITION_NAMES = `
@@ -127,6 +136,8 @@ function rowColumns(rows: readonly LedgerRow[]): unknown[] {
     column((r) => r.updatedAt.toISOString()),
     column((r) => JSON.stringify(r.history)),
     column((r) => r.replayOf),
+    column((r) => r.userId),
+    column((r) => r.anonymousId),
   ];
 }
 
@@ -144,5 +155,7 @@ function pointerColumns(pointers: readonly DeadPointer[]): unknown[] {
     column((p) => p.offset),
     column((p) => p.reason),
     column((p) => p.lastStatus),
+    column((p) => p.userId),
+    column((p) => p.anonymousId),
   ];
 }

@@ -34,6 +34,8 @@ function facts(overrides: Partial<DeliveryFacts> = {}): DeliveryFacts {
     type: 'track',
     messageId: 'm-1',
     event: undefined,
+    userId: undefined,
+    anonymousId: undefined,
     replayOf: undefined,
     attempt: 1,
     firstAttemptAt: undefined,

@@ -70,6 +70,8 @@ function facts(overrides: Partial<DeliveryFacts> = {}): DeliveryFacts {
     type: 'delete',
     messageId: 'm-1',
     event: undefined,
+    userId: undefined,
+    anonymousId: undefined,
     replayOf: undefined,
     attempt: 1,
     firstAttemptAt: undefined,
@@ -120,10 +122,18 @@ describe(decodeDelivery.name, () => {
         [HEADER.deliveryId]: 'd-new',
         [HEADER.replayOf]: 'd-old',
         [HEADER.event]: 'Order Completed',
+        [HEADER.userId]: 'u-1',
+        [HEADER.anonymousId]: 'a-1',
       }),
     );
     expect(decoded).toMatchObject({
-      facts: { deliveryId: 'd-new', replayOf: 'd-old', event: 'Order Completed' },
+      facts: {
+        deliveryId: 'd-new',
+        replayOf: 'd-old',
+        event: 'Order Completed',
+        userId: 'u-1',
+        anonymousId: 'a-1',
+      },
     });
   });
 
@@ -497,6 +507,42 @@ describe(outcomeJson.name, () => {
       expect(JSON.parse(json)).toMatchObject({ event: text, messageId: text });
     },
   );
+
+  it("carries the call's user ids, and a failure's response body and masked request headers", () => {
+    const json = outcomeJson(
+      facts({ type: 'track', userId: 'u-1', anonymousId: 'a "1"' }),
+      { kind: 'delivered', attempts: 1 },
+      [
+        {
+          webhookId: 'w-1',
+          result: {
+            kind: 'permanent',
+            reason: 'http_4xx',
+            status: 422,
+            detail: 'HTTP 422',
+            body: '{"error":"bad \\"x\\""}',
+          },
+          latencyMs: 12,
+          requestHeaders: { authorization: '********', 'user-agent': 'Sluice/1.0' },
+        },
+      ],
+      now,
+    );
+    const outcome = parseDeliveryOutcome(json);
+    expect(outcome).toMatchObject({ userId: 'u-1', anonymousId: 'a "1"' });
+    expect(outcome?.webhooks).toEqual([
+      {
+        webhookId: 'w-1',
+        kind: 'permanent',
+        status: 422,
+        reason: 'http_4xx',
+        detail: 'HTTP 422',
+        responseBody: '{"error":"bad \\"x\\""}',
+        requestHeaders: { authorization: '********', 'user-agent': 'Sluice/1.0' },
+        latencyMs: 12,
+      },
+    ]);
+  });
 
   it('leaves an outcome whose time is out of range unreadable rather than wrong', () => {
     const json = outcomeJson(facts(), { kind: 'delivered', attempts: 1 }, undefined, 1e20);

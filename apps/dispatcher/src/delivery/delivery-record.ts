@@ -17,6 +17,9 @@ export interface DeliveryFacts {
   readonly messageId: string | undefined;
   /** A track call's event, or a page's or screen's name. */
   readonly event: string | undefined;
+  /** The call's userId and anonymousId, from their headers (for the ledger's search). */
+  readonly userId: string | undefined;
+  readonly anonymousId: string | undefined;
   /** The delivery a replay repeats. */
   readonly replayOf: string | undefined;
   /** The attempt about to be made, 1 for the first. */
@@ -51,6 +54,8 @@ export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
       type: headerText(record, HEADER.callType),
       messageId,
       event: headerText(record, HEADER.event),
+      userId: headerText(record, HEADER.userId),
+      anonymousId: headerText(record, HEADER.anonymousId),
       replayOf: headerText(record, HEADER.replayOf),
       attempt: Number.isInteger(attempt) && attempt >= 1 ? attempt : 1,
       firstAttemptAt:
@@ -138,6 +143,8 @@ export interface TimedResult {
   readonly webhookId: string;
   readonly result: AttemptResult;
   readonly latencyMs: number;
+  /** A failed request's headers, values masked (`maskedHeaders`); absent on success. */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
 }
 
 /** What JSON cannot take as it is: a quote, a backslash, a control character, a lone surrogate. */
@@ -168,6 +175,8 @@ export function outcomeJson(
     `,"destinationId":${str(facts.destinationId)},"type":${str(facts.type ?? '')},"at":${now}`;
   if (facts.deliveryId !== undefined) json += `,"deliveryId":${str(facts.deliveryId)}`;
   if (facts.event !== undefined) json += `,"event":${str(facts.event)}`;
+  if (facts.userId !== undefined) json += `,"userId":${str(facts.userId)}`;
+  if (facts.anonymousId !== undefined) json += `,"anonymousId":${str(facts.anonymousId)}`;
   if (facts.replayOf !== undefined) json += `,"replayOf":${str(facts.replayOf)}`;
   switch (decision.kind) {
     case 'delivered': {
@@ -211,10 +220,13 @@ function firstAttempt(at: number | undefined, now: number): string {
 }
 
 /** One webhook's answer as a `WebhookAttempt`'s JSON. */
-function webhookJson({ webhookId, result, latencyMs }: TimedResult): string {
+function webhookJson({ webhookId, result, latencyMs, requestHeaders }: TimedResult): string {
   let json = `{"webhookId":${str(webhookId)},"kind":"${result.kind}"`;
   if (result.status !== undefined) json += `,"status":${result.status}`;
-  if (result.kind !== 'success')
+  if (result.kind !== 'success') {
     json += `,"reason":${str(result.reason)},"detail":${str(result.detail)}`;
+    if (result.body !== undefined) json += `,"responseBody":${JSON.stringify(result.body)}`;
+  }
+  if (requestHeaders !== undefined) json += `,"requestHeaders":${JSON.stringify(requestHeaders)}`;
   return json + `,"latencyMs":${Math.round(latencyMs * 10) / 10}}`;
 }

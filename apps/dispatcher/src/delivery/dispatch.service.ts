@@ -35,6 +35,7 @@ import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
 import {
+  maskedHeaders,
   previousSecretSigns,
   SecretSigners,
   secretSigners,
@@ -523,7 +524,10 @@ export class DispatchService implements OnModuleDestroy {
           `${result.reason} (${result.detail})`,
       );
     }
-    return { webhookId: webhook.id, result, latencyMs };
+    // A failure keeps what was sent (values masked) for the ledger; a success needs none.
+    return result.kind === 'success'
+      ? { webhookId: webhook.id, result, latencyMs }
+      : { webhookId: webhook.id, result, latencyMs, requestHeaders: maskedHeaders(headers) };
   }
 
   /**

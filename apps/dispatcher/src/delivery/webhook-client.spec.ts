@@ -16,6 +16,7 @@ import {
   classifyStatus,
   Deadlines,
   parseRetryAfter,
+  responseText,
   WebhookClient,
   WebhookClientOptions,
 } from './webhook-client';
@@ -124,6 +125,22 @@ describe(parseRetryAfter.name, () => {
 function coded(code: string, cause?: unknown): Error {
   return Object.assign(new Error(code, cause === undefined ? {} : { cause }), { code });
 }
+
+describe(responseText.name, () => {
+  it.each([
+    ['plain text as it is', Buffer.from('{"error":"nope"}\n'), '{"error":"nope"}\n'],
+    ['UTF-8 decoded', Buffer.from('épuisé'), 'épuisé'],
+    ['a character cut by the limit left out', Buffer.from('ab€').subarray(0, 4), 'ab'],
+    ['invalid bytes replaced', Buffer.from([0x61, 0xff, 0x62]), 'a\uFFFDb'],
+    [
+      'control characters replaced, tab kept',
+      Buffer.from('a\u0000b\u001b\tc'),
+      'a\uFFFDb\uFFFD\tc',
+    ],
+  ])('gives %s', (_what, bytes, text) => {
+    expect(responseText(bytes)).toBe(text);
+  });
+});
 
 describe(classifyError.name, () => {
   it('calls a deadline that passed a timeout, whatever the error', () => {
@@ -343,7 +360,32 @@ describe(WebhookClient.name, () => {
       status: 429,
       detail: 'HTTP 429',
       retryAfterMs: 42_000,
+      body: 'slow down',
     });
+  });
+
+  it("keeps the start of a failed answer's body, up to its byte limit", async () => {
+    const { base } = await serve((_, response) => {
+      response.writeHead(500, { 'content-type': 'text/plain' });
+      response.write('database ');
+      response.end('unavailable, try later');
+    });
+    const short = client(['127.0.0.1/32'], { responseBodyBytes: 20 });
+    await expect(short.post(`${base}/`, BODY, {})).resolves.toMatchObject({
+      kind: 'retryable',
+      status: 500,
+      body: 'database unavailable',
+    });
+  });
+
+  it.each([
+    ['a success', 200, 'fine', undefined],
+    ['a limit of 0', 503, 'down', 0],
+  ])('keeps no body of %s', async (_what, status, text, responseBodyBytes) => {
+    const { base } = await serve((_, response) => response.writeHead(status).end(text));
+    const result = await client(['127.0.0.1/32'], { responseBodyBytes }).post(`${base}/`, BODY, {});
+    expect(result).toMatchObject({ status });
+    expect(result).not.toHaveProperty('body');
   });
 
   it('does not follow a redirect', async () => {

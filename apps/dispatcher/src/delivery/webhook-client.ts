@@ -23,12 +23,15 @@ export type AttemptResult =
       /** From a 429's or 503's `Retry-After`, when it had one. */
       readonly retryAfterMs?: number;
       readonly detail: string;
+      /** The start of the answer's body as text, when it had one (see `responseText`). */
+      readonly body?: string;
     }
   | {
       readonly kind: 'permanent';
       readonly reason: PermanentReason;
       readonly status?: number;
       readonly detail: string;
+      readonly body?: string;
     };
 
 /** Options of the {@link WebhookClient}. */
@@ -42,6 +45,8 @@ export interface WebhookClientOptions {
   readonly ca?: SecureContextOptions['ca'];
   /** The most bytes of an answer's body read (and discarded); the rest closes the socket. */
   readonly maxResponseBytes?: number;
+  /** Bytes of a non-2xx answer's body kept as its `body` (0: none); 2,048 unless set. */
+  readonly responseBodyBytes?: number;
   /** Starts and cancels each attempt's deadline; `setTimeout` unless a test decides. */
   readonly deadlines?: Deadlines;
 }
@@ -74,6 +79,9 @@ const TLS_VERIFY_CODES: ReadonlySet<string> = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** Bytes of a failed answer's body kept unless configured. */
+export const DEFAULT_RESPONSE_BODY_BYTES = 2_048;
+
 /** Why a URL with a user or password in it is not posted to. */
 const CREDENTIALS_IN_URL = 'the URL carries a user or password; use an Authorization header';
 
@@ -95,12 +103,14 @@ interface Target {
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly maxResponseBytes: number;
+  private readonly responseBodyBytes: number;
   private readonly deadlines: Deadlines;
   /** Parsed and checked webhook URLs by their text. */
   private readonly targets = new Map<string, Target | AttemptResult>();
 
   constructor(private readonly options: WebhookClientOptions) {
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
+    this.responseBodyBytes = options.responseBodyBytes ?? DEFAULT_RESPONSE_BODY_BYTES;
     this.deadlines = options.deadlines ?? TIMER_DEADLINES;
     this.agent = new Agent({
       connections: options.connectionsPerOrigin,
@@ -119,12 +129,10 @@ export class WebhookClient {
     const target = this.target(url);
     if ('kind' in target) return Promise.resolve(target);
     return new Promise((resolve) => {
-      const attempt = new Attempt(
-        resolve,
-        this.options.timeoutMs,
-        this.maxResponseBytes,
-        this.deadlines,
-      );
+      const attempt = new Attempt(resolve, this.options.timeoutMs, this.deadlines, {
+        max: this.maxResponseBytes,
+        kept: this.responseBodyBytes,
+      });
       this.agent.dispatch(
         { origin: target.origin, path: target.path, method: WEBHOOK_METHOD, headers, body },
         attempt,
@@ -164,12 +172,15 @@ class Attempt implements Dispatcher.DispatchHandler {
   private status = 0;
   private retryAfter?: string;
   private bytes = 0;
+  /** The start of a non-2xx answer's body, up to `limits.kept` bytes. */
+  private kept: Buffer[] = [];
 
   constructor(
     private readonly resolve: (result: AttemptResult) => void,
     private readonly timeoutMs: number,
-    private readonly maxResponseBytes: number,
     private readonly deadlines: Deadlines,
+    /** `max`: bytes read before the socket closes; `kept`: bytes of a failed answer kept. */
+    private readonly limits: { readonly max: number; readonly kept: number },
   ) {
     this.deadline = deadlines.start(() => this.expire(), timeoutMs);
   }
@@ -189,10 +200,13 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    const room = this.limits.kept - this.bytes;
+    // Only a failure's body is kept (copied: the chunk is the client's): a success's is never read.
+    if (room > 0 && this.status >= 300) this.kept.push(Buffer.from(chunk.subarray(0, room)));
     this.bytes += chunk.length;
-    if (this.bytes > this.maxResponseBytes) {
+    if (this.bytes > this.limits.max) {
       // Enough read: the status is known; the rest is not waited for and the socket closes.
-      this.settle(classifyStatus(this.status, this.retryAfter));
+      this.settle(this.statusResult());
       this.abort?.(new Error('answer longer than the cap'));
       return false;
     }
@@ -200,7 +214,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
-    this.settle(classifyStatus(this.status, this.retryAfter));
+    this.settle(this.statusResult());
   }
 
   onError(error: Error): void {
@@ -215,7 +229,14 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   /** Once the status has arrived it is the outcome, even if the body then fails or stalls. */
   private answered(otherwise: AttemptResult): AttemptResult {
-    return this.status === 0 ? otherwise : classifyStatus(this.status, this.retryAfter);
+    return this.status === 0 ? otherwise : this.statusResult();
+  }
+
+  /** What the status means, with the start of a failed answer's body when there was one. */
+  private statusResult(): AttemptResult {
+    const result = classifyStatus(this.status, this.retryAfter);
+    if (result.kind === 'success' || this.kept.length === 0) return result;
+    return { ...result, body: responseText(Buffer.concat(this.kept)) };
   }
 
   private settle(result: AttemptResult): void {
@@ -224,6 +245,19 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.deadlines.cancel(this.deadline);
     this.resolve(result);
   }
+}
+
+/** Control characters (C0, DEL and C1) but tab, line feed and carriage return: shown as U+FFFD. */
+const UNSAFE_CONTROLS = /(?![\t\n\r])\p{Cc}/gu;
+
+/**
+ * The start of an answer's body as text safe to store and show: UTF-8 decoded, a character cut
+ * by the byte limit left out, invalid bytes and control characters replaced by U+FFFD.
+ */
+export function responseText(bytes: Buffer): string {
+  // `stream: true` holds back a trailing incomplete sequence instead of replacing it.
+  const text = new TextDecoder('utf-8').decode(bytes, { stream: true });
+  return text.replace(UNSAFE_CONTROLS, '\uFFFD');
 }
 
 /** The first value of a header in undici's raw `[name, value, name, value...]` list. */

@@ -9,6 +9,8 @@ import { SsrfGuard } from './ssrf-guard';
 import { WebhookClient } from './webhook-client';
 import {
   CLIENT_SET_HEADERS,
+  MASKED_VALUE,
+  maskedHeaders,
   previousSecretSigns,
   secretSigners,
   sendableHeaders,
@@ -31,6 +33,24 @@ function open(sealed: string): string {
 function webhook(id: string, headers: Record<string, string>): WebhookSettings {
   return { id, position: 0, url: 'https://example.com/', headers: Object.freeze(headers) };
 }
+
+describe(maskedHeaders.name, () => {
+  it("shows every name and Sluice's own values, masking static values and the signature", () => {
+    const sent = webhookHeaders(
+      { Authorization: 'Bearer s3cret', 'X-Team': 'a' },
+      sluiceHeaders(BODY, { mode: 'x-signature', current: secretSigners('s3cret') }),
+    );
+    const masked = maskedHeaders(sent);
+    expect(masked).toEqual({
+      Authorization: MASKED_VALUE,
+      'X-Team': MASKED_VALUE,
+      'user-agent': 'Sluice/1.0',
+      'content-type': 'application/json',
+      'x-signature': MASKED_VALUE,
+    });
+    expect(JSON.stringify(masked)).not.toMatch(/s3cret|deadbeef/);
+  });
+});
 
 describe(sendableHeaders.name, () => {
   it('keeps the same object when every header can be sent', () => {

@@ -187,6 +187,24 @@ export function webhookHeaders(
   return { ...staticHeaders, ...sluice };
 }
 
+/** Header values a person may read in the ledger: Sluice's own, none of them secret. */
+const SHOWN_HEADERS: ReadonlySet<string> = new Set(['user-agent', 'content-type']);
+
+/** What a masked header value reads as. */
+export const MASKED_VALUE = '********';
+
+/**
+ * A request's headers as the ledger keeps them: every name, but only the values of
+ * `SHOWN_HEADERS`; static header values (often credentials) and signatures are masked.
+ */
+export function maskedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const masked: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    masked[name] = SHOWN_HEADERS.has(name.toLowerCase()) ? headers[name] : MASKED_VALUE;
+  }
+  return masked;
+}
+
 /** Splits static headers into those that can be sent and the names of those that cannot. */
 export function sendableHeaders(headers: Readonly<Record<string, string>>): {
   kept: Readonly<Record<string, string>>;

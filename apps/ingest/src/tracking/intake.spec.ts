@@ -52,6 +52,12 @@ describe(takeCall.name, () => {
   it('keys the call by anonymousId when userId is empty, as analytics-kotlin sends it', () => {
     const accepted = takeCall('track', { userId: '', anonymousId: 'a-1', event: 'E' }, ctx);
     expect(accepted.userKey).toBe('a-1');
+    expect(accepted).toMatchObject({ userId: undefined, anonymousId: 'a-1' });
+  });
+
+  it('keeps both ids for the ledger when the call has both', () => {
+    const accepted = takeCall('track', { userId: 42, anonymousId: 'a-1', event: 'E' }, ctx);
+    expect(accepted).toMatchObject({ userKey: '42', userId: '42', anonymousId: 'a-1' });
   });
 });
 

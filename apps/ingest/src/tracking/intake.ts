@@ -30,6 +30,9 @@ export interface AcceptedCall {
   readonly messageId: string;
   /** `userId`, else `anonymousId`: the part of the record key after the source id. */
   readonly userKey: string;
+  /** The call's `userId` and `anonymousId` when not empty, for headers (the ledger's search). */
+  readonly userId: string | undefined;
+  readonly anonymousId: string | undefined;
   /** The enriched call's JSON: the bytes every later stage passes on. */
   readonly value: string;
   /** What the call's integrations object says of webhook destinations. */
@@ -141,6 +144,8 @@ function accept(type: CallType, call: Record<string, unknown>, ctx: EnrichContex
     messageId: enriched.messageId as string,
     // An empty userId stands for none (analytics-kotlin sends one before identify).
     userKey: (enriched.userId || enriched.anonymousId) as string,
+    userId: (enriched.userId as string | undefined) || undefined,
+    anonymousId: (enriched.anonymousId as string | undefined) || undefined,
     value: JSON.stringify(enriched),
     integrations: integrationVerdicts(enriched),
     event: eventName(enriched),

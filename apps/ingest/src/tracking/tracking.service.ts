@@ -150,6 +150,8 @@ function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
     [HEADER.integrations]: encodeIntegrationsHeader(call.integrations),
   };
   if (call.event !== undefined) headers[HEADER.event] = call.event;
+  if (call.userId !== undefined) headers[HEADER.userId] = call.userId;
+  if (call.anonymousId !== undefined) headers[HEADER.anonymousId] = call.anonymousId;
   return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };
 }
 

@@ -127,6 +127,14 @@ describe(deliveryRecord.name, () => {
     expect(delivery.value).toBe(VALUE);
   });
 
+  it("passes the call's user headers on for the ledger", () => {
+    const delivery = deliveryRecord({ ...call, userId: 'u:1', anonymousId: 'a-1' }, DESTINATION_ID);
+    expect(delivery.headers).toMatchObject({
+      [HEADER.userId]: 'u:1',
+      [HEADER.anonymousId]: 'a-1',
+    });
+  });
+
   it('has no message id header for a delete notification', () => {
     const delivery = deliveryRecord({ ...call, type: 'delete', messageId: undefined }, 'd');
     expect(delivery.headers).not.toHaveProperty(HEADER.messageId);

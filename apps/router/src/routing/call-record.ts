@@ -35,6 +35,9 @@ export interface CallFacts {
   readonly messageId: string | undefined;
   /** The event (or page or screen name) header, passed on for the delivery ledger. */
   readonly event?: string;
+  /** The call's userId and anonymousId headers, passed on for the delivery ledger. */
+  readonly userId?: string;
+  readonly anonymousId?: string;
   /** On a delete notification: the one destination it is for (absent: every destination). */
   readonly destinationId?: string;
   /** The integrations verdicts for webhook destinations, computed at ingest; all on when absent. */
@@ -78,6 +81,8 @@ export function decodeCallRecord(record: IncomingRecord): DecodedCall {
       type,
       messageId: record.headers[HEADER.messageId]?.toString('utf8'),
       event: record.headers[HEADER.event]?.toString('utf8'),
+      userId: record.headers[HEADER.userId]?.toString('utf8'),
+      anonymousId: record.headers[HEADER.anonymousId]?.toString('utf8'),
       integrations: verdicts,
       destinationId:
         type === 'delete' ? record.headers[HEADER.destinationId]?.toString('utf8') : undefined,
@@ -143,6 +148,8 @@ export function deliveryRecord(call: CallFacts, destinationId: string): Outgoing
   };
   if (call.messageId !== undefined) headers[HEADER.messageId] = call.messageId;
   if (call.event !== undefined) headers[HEADER.event] = call.event;
+  if (call.userId !== undefined) headers[HEADER.userId] = call.userId;
+  if (call.anonymousId !== undefined) headers[HEADER.anonymousId] = call.anonymousId;
   return {
     topic: TOPIC.deliveries,
     key: `${destinationId}:${call.userKey}`,

@@ -10,6 +10,7 @@ import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-
 import { ManyDestinationsPerSource1763769600500 } from './1763769600500-many-destinations-per-source.migration';
 import { AddDestinationRateLimit1763769600600 } from './1763769600600-add-destination-rate-limit.migration';
 import { EncryptWebhookHeaderValues1763769600700 } from './1763769600700-encrypt-webhook-header-values.migration';
+import { AddLedgerSearchColumns1763769600800 } from './1763769600800-add-ledger-search-columns.migration';
 import { CreateAdminAudit1763769600900 } from './1763769600900-create-admin-audit.migration';
 import { AddDestinationSigning1763769601000 } from './1763769601000-add-destination-signing.migration';
 import { AddDestinationBatching1763769601050 } from './1763769601050-add-destination-batching.migration';
@@ -32,6 +33,7 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   ManyDestinationsPerSource1763769600500,
   AddDestinationRateLimit1763769600600,
   EncryptWebhookHeaderValues1763769600700,
+  AddLedgerSearchColumns1763769600800,
   CreateAdminAudit1763769600900,
   AddDestinationSigning1763769601000,
   AddDestinationBatching1763769601050,

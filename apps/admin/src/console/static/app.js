@@ -5,9 +5,11 @@
 import { onTokenRefused } from './api.js';
 import { auditPage } from './audit.js';
 import { deadLettersPage } from './dead-letters.js';
-import { deliveriesPage, deliveryPage } from './deliveries.js';
+import { deliveriesPage } from './deliveries.js';
+import { deliveryPage } from './delivery.js';
 import { destinationByIdPage, destinationPage } from './destination.js';
 import { destinationsPage } from './destinations.js';
+import { healthPage } from './health.js';
 import { livePage } from './live.js';
 import { signOut, startRouter } from './router.js';
 import { sourcePage, sourcesPage } from './sources.js';
@@ -21,6 +23,11 @@ const PAGES = [
     match: ['sources', '*', 'destinations', '*'],
     nav: 'sources',
     render: destinationByIdPage,
+  },
+  {
+    match: ['sources', '*', 'destinations', '*', 'health'],
+    nav: 'sources',
+    render: healthPage,
   },
   { match: ['deliveries'], nav: 'deliveries', render: deliveriesPage },
   { match: ['deliveries', '*'], nav: 'deliveries', render: deliveryPage },

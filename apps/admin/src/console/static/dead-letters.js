@@ -1,13 +1,15 @@
 // Dead letters: deliveries no webhook took, filtered by source, reason and time, with replay.
 
-import { listDeliveries, sourceOptions } from './deliveries.js';
-import { DAY_MS, field, h, isoFromInput, link, localInputValue, when } from './dom.js';
-import { bulkReplay, rowReplay } from './replay.js';
+import { listDeliveries, replayedMark, sourceCell, sourceSelect, userCell } from './deliveries.js';
+import { DAY_MS, field, h, isoFromInput, link, localInputValue, when, zoneText } from './dom.js';
+import { bulkReplay, replayJobs, rowReplay } from './replay.js';
 import { hashOf } from './router.js';
 
 const DEAD_COLUMNS = [
   { label: 'First attempt', cell: (d) => when(d.firstAttemptAt) },
   { label: 'Message id', cell: (d) => link(d.messageId, hashOf(['deliveries', d.id])) },
+  { label: 'Source', cell: (d) => sourceCell(d.sourceId) },
+  { label: 'User', cell: userCell },
   {
     label: 'Call',
     cell: (d) => [d.type ?? '', d.event ? h('span', { class: 'event' }, ' ', d.event) : null],
@@ -19,14 +21,18 @@ const DEAD_COLUMNS = [
   },
   { label: 'Detail', cell: (d) => d.lastDetail ?? '—' },
   { label: 'Attempts', cell: (d) => String(d.attempts ?? '—') },
-  { label: 'Replays', cell: (d) => String(d.replays ?? 0) },
+  { label: 'Replays', cell: (d) => replayedMark(d) ?? '0' },
   { label: 'Replay', cell: () => null },
 ];
 
 export function deadLettersPage(view, params) {
   const now = new Date();
-  const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'Any source'));
-  void sourceOptions(source, params.get('sourceId'));
+  const { select: source, ready } = sourceSelect(params.get('sourceId'));
+  const notReplayed = h('input', {
+    type: 'checkbox',
+    name: 'notReplayed',
+    checked: params.get('notReplayed') === '1',
+  });
   const reason = h('input', {
     type: 'text',
     name: 'reason',
@@ -52,6 +58,8 @@ export function deadLettersPage(view, params) {
     from: isoFromInput(from.value),
     to: isoFromInput(to.value),
   });
+  // The list shows what a bulk replay would take: never replayed ones only, when ticked.
+  const shown = (d) => !notReplayed.checked || !(d.replays > 0);
   const list = (event) => {
     event?.preventDefault();
     const hashParams = {
@@ -59,15 +67,17 @@ export function deadLettersPage(view, params) {
       reason: reason.value.trim(),
       from: from.value,
       to: to.value,
+      notReplayed: notReplayed.checked ? '1' : '',
     };
     history.replaceState(
       null,
       '',
       hashOf(['dead'], Object.fromEntries(Object.entries(hashParams).filter(([, v]) => v))),
     );
-    void listDeliveries(results, filters(), (d) => rowReplay(d), DEAD_COLUMNS);
+    void listDeliveries(results, filters(), (d) => rowReplay(d), DEAD_COLUMNS, shown);
   };
   const bulk = h('section', { class: 'card' });
+  const jobs = h('section', { class: 'card' });
   view.append(
     h('h1', { tabindex: -1 }, 'Dead letters'),
     h(
@@ -80,18 +90,23 @@ export function deadLettersPage(view, params) {
       { class: 'filters card', onsubmit: list },
       field('Source', source),
       field('Reason', reason),
-      field('First attempt from', from),
-      field('First attempt before', to),
+      field(`First attempt from (${zoneText(new Date())})`, from),
+      field(`First attempt before (${zoneText(new Date())})`, to),
+      h('div', { class: 'field check' }, h('label', {}, notReplayed, ' Not yet replayed only')),
       h('button', { type: 'submit' }, 'Show dead letters'),
     ),
     bulk,
     results,
+    jobs,
   );
   bulkReplay(bulk, () => ({
     sourceId: source.value,
     reason: reason.value.trim(),
     from: isoFromInput(from.value),
     to: isoFromInput(to.value),
+    notReplayed: notReplayed.checked,
   }));
-  list();
+  void replayJobs(jobs);
+  // Source names first, so rows show them; the filter already holds the chosen source.
+  void ready.then(() => list());
 }

@@ -1,66 +1,113 @@
-// Deliveries: the filtered list (shared with the dead letters page) and one delivery's attempts.
+// Deliveries: the list filtered by user, event, type, status, outcome, source and time (shared
+// with the dead letters page).
 
 import { api, query } from './api.js';
 import {
   badge,
-  button,
+  DAY_MS,
   errorBox,
-  facts,
   field,
   h,
+  isoFromInput,
   link,
+  localInputValue,
   OUTCOMES,
   show,
   showError,
   table,
+  button,
   when,
+  zoneText,
 } from './dom.js';
-import { rowReplay } from './replay.js';
 import { hashOf } from './router.js';
 
 const PAGE_SIZE = 50;
+const CALL_TYPES = ['track', 'page', 'screen', 'identify', 'group', 'alias', 'delete'];
 
-/** Source names by id, for the filters. */
-export async function sourceOptions(select, selected) {
-  try {
-    const sources = await api('GET', '/sources');
-    for (const source of sources) {
-      select.append(
-        h(
-          'option',
-          { value: source.id, selected: source.id === selected },
-          `${source.name} (${source.id.slice(0, 8)})`,
-        ),
-      );
+/** Source names by id, filled by `sourceSelect`: rows show sources by name. */
+const sourceNames = new Map();
+
+/**
+ * A source filter. The chosen source is an option at once (so the first listing, made before
+ * the names arrive, is already that source's); `ready` resolves once every source is listed.
+ */
+export function sourceSelect(selected) {
+  const chosen = selected ? h('option', { value: selected, selected: true }, selected) : null;
+  const select = h(
+    'select',
+    { name: 'sourceId' },
+    h('option', { value: '' }, 'Any source'),
+    chosen,
+  );
+  const ready = (async () => {
+    try {
+      for (const source of await api('GET', '/sources')) {
+        sourceNames.set(source.id, source.name);
+        if (source.id === selected) chosen.textContent = source.name;
+        else select.append(h('option', { value: source.id }, source.name));
+      }
+    } catch {
+      // The filter keeps what it has; the list's own call reports the problem.
     }
-  } catch {
-    // The filter keeps "Any source"; the list's own call reports the problem.
-  }
+  })();
+  return { select, ready };
 }
 
-function outcomeSelect(selected) {
+/** A source by name (its id on hover), or its id when the name is not known. */
+export function sourceCell(sourceId) {
+  const name = sourceNames.get(sourceId);
+  return name ? h('span', { title: sourceId }, name) : h('code', {}, sourceId);
+}
+
+/** Who a call was about: its userId, else its anonymousId (marked). */
+export function userCell(d) {
+  if (d.userId) return h('code', {}, d.userId);
+  if (d.anonymousId)
+    return [h('code', {}, d.anonymousId), h('span', { class: 'muted small' }, ' anon')];
+  return '—';
+}
+
+/** That a delivery was replayed, and by which delivery (the latest); null when never. */
+export function replayedMark(d) {
+  if (!(d.replays > 0)) return null;
+  return h(
+    'span',
+    { class: 'replayed small', 'data-testid': 'replayed' },
+    ' replayed by ',
+    d.lastReplayId
+      ? link(d.lastReplayId.slice(0, 8), hashOf(['deliveries', d.lastReplayId]))
+      : 'a delivery',
+    d.replays > 1 ? ` (${d.replays} replays)` : '',
+  );
+}
+
+/** An outcome, and whether it is a replay, or was replayed. */
+export function outcomeCell(d) {
+  return [
+    badge(d.outcome),
+    d.replayOf ? h('span', { class: 'muted small' }, ' replay') : null,
+    replayedMark(d),
+  ];
+}
+
+function select(name, anyText, values, selected) {
   return h(
     'select',
-    { name: 'outcome' },
-    h('option', { value: '' }, 'Any outcome'),
-    OUTCOMES.map((o) => h('option', { value: o, selected: o === selected }, o)),
+    { name },
+    h('option', { value: '' }, anyText),
+    values.map((v) => h('option', { value: v, selected: v === selected }, v)),
   );
 }
 
 const DELIVERY_COLUMNS = [
   { label: 'First attempt', cell: (d) => when(d.firstAttemptAt) },
-  { label: 'Message id', cell: (d) => h('code', {}, d.messageId) },
+  { label: 'Source', cell: (d) => sourceCell(d.sourceId) },
+  { label: 'User', cell: userCell },
   {
     label: 'Call',
     cell: (d) => [d.type ?? '', d.event ? h('span', { class: 'event' }, ' ', d.event) : null],
   },
-  {
-    label: 'Outcome',
-    cell: (d) => [
-      badge(d.outcome),
-      d.replayOf ? h('span', { class: 'muted small' }, ' replay') : null,
-    ],
-  },
+  { label: 'Outcome', cell: outcomeCell },
   { label: 'Attempts', cell: (d) => String(d.attempts ?? '—') },
   {
     label: 'Last status',
@@ -78,51 +125,101 @@ const DELIVERY_COLUMNS = [
   { label: 'Details', cell: (d) => link('Attempts', hashOf(['deliveries', d.id])) },
 ];
 
+/** The text filters of the page, by their query name. */
+const TEXT_FILTERS = [
+  ['user', 'User (userId or anonymousId)'],
+  ['event', 'Event'],
+  ['messageId', 'Message id'],
+  ['webhookUrl', 'Webhook URL'],
+];
+
 export function deliveriesPage(view, params) {
-  const messageId = h('input', {
-    type: 'search',
-    name: 'messageId',
-    maxlength: 200,
-    value: params.get('messageId') ?? '',
+  const inputs = Object.fromEntries(
+    TEXT_FILTERS.map(([name]) => [
+      name,
+      h('input', { type: 'search', name, maxlength: 2048, value: params.get(name) ?? '' }),
+    ]),
+  );
+  const type = select('type', 'Any type', CALL_TYPES, params.get('type') ?? '');
+  const outcome = select('outcome', 'Any outcome', OUTCOMES, params.get('outcome') ?? '');
+  const status = h('input', {
+    type: 'number',
+    name: 'status',
+    min: 100,
+    max: 599,
+    value: params.get('status') ?? '',
   });
-  const outcome = outcomeSelect(params.get('outcome') ?? '');
-  const source = h('select', { name: 'sourceId' }, h('option', { value: '' }, 'Any source'));
-  void sourceOptions(source, params.get('sourceId'));
+  const source = sourceSelect(params.get('sourceId'));
+  const destinationId = params.get('destinationId') ?? '';
+  const from = h('input', {
+    type: 'datetime-local',
+    name: 'from',
+    value: params.get('from') ?? '',
+  });
+  const to = h('input', { type: 'datetime-local', name: 'to', value: params.get('to') ?? '' });
   const results = h('div', { 'aria-live': 'polite', 'data-testid': 'results' });
   const search = (event) => {
     event?.preventDefault();
-    const filters = {
-      messageId: messageId.value.trim(),
+    const shown = {
+      ...Object.fromEntries(TEXT_FILTERS.map(([name]) => [name, inputs[name].value.trim()])),
+      type: type.value,
+      status: status.value,
       outcome: outcome.value,
-      sourceId: source.value,
+      sourceId: source.select.value,
+      destinationId,
     };
+    const kept = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v));
     history.replaceState(
       null,
       '',
-      hashOf(['deliveries'], Object.fromEntries(Object.entries(filters).filter(([, v]) => v))),
+      hashOf(['deliveries'], kept({ ...shown, from: from.value, to: to.value })),
     );
-    void listDeliveries(results, filters, (d) => link('Attempts', hashOf(['deliveries', d.id])));
+    const range = { from: isoFromInput(from.value), to: isoFromInput(to.value) };
+    void listDeliveries(results, kept({ ...shown, ...range }), (d) =>
+      link('Attempts', hashOf(['deliveries', d.id])),
+    );
   };
+  const zone = zoneText(new Date());
+  const lastDay = button('Last 24 hours', () => {
+    const now = Date.now();
+    from.value = localInputValue(new Date(now - DAY_MS));
+    to.value = localInputValue(new Date(now + 60_000));
+    search();
+  });
   view.append(
     h('h1', { tabindex: -1 }, 'Deliveries'),
     h(
       'form',
       { role: 'search', class: 'filters card', onsubmit: search },
-      field('Message id', messageId),
+      TEXT_FILTERS.map(([name, label]) => field(label, inputs[name])),
+      field('Type', type),
+      field('Last status', status),
       field('Outcome', outcome),
-      field('Source', source),
-      h('button', { type: 'submit' }, 'Search'),
+      field('Source', source.select),
+      field(`First attempt from (${zone})`, from),
+      field(`First attempt before (${zone})`, to),
+      destinationId
+        ? h('p', { class: 'muted small' }, 'Destination ', h('code', {}, destinationId))
+        : null,
+      h('p', { class: 'actions' }, h('button', { type: 'submit' }, 'Search'), lastDay),
     ),
     results,
   );
-  search();
+  // Source names first, so rows show them; the filter already holds the chosen source.
+  void source.ready.then(() => search());
 }
 
 /**
  * One page of deliveries into `results`, and a button for the next. `lastCell` makes the
- * last column (a link, or a replay button).
+ * last column (a link, or a replay button); `keep` leaves rows out of the table.
  */
-export async function listDeliveries(results, filters, lastCell, columns = DELIVERY_COLUMNS) {
+export async function listDeliveries(
+  results,
+  filters,
+  lastCell,
+  columns = DELIVERY_COLUMNS,
+  keep = () => true,
+) {
   results.setAttribute('aria-busy', 'true');
   show(results, h('p', {}, 'Loading…'));
   const cols = [...columns.slice(0, -1), { label: columns.at(-1).label, cell: lastCell }];
@@ -134,7 +231,7 @@ export async function listDeliveries(results, filters, lastCell, columns = DELIV
         'GET',
         `/deliveries${query({ ...filters, limit: PAGE_SIZE, cursor })}`,
       );
-      rows.push(...page.items);
+      rows.push(...page.items.filter(keep));
       const next = page.nextCursor ? button('Load more', () => more(page.nextCursor)) : null;
       show(
         results,
@@ -155,126 +252,3 @@ export async function listDeliveries(results, filters, lastCell, columns = DELIV
   };
   await more(undefined);
 }
-
-export async function deliveryPage(view, deliveryId) {
-  const alert = errorBox();
-  const body = h('div');
-  view.append(h('h1', { tabindex: -1 }, 'Delivery'), alert, body);
-  let delivery;
-  try {
-    delivery = await api('GET', `/deliveries/${encodeURIComponent(deliveryId)}`);
-  } catch (error) {
-    return showError(alert, error);
-  }
-  show(
-    body,
-    h(
-      'section',
-      { class: 'card' },
-      facts([
-        ['Outcome', badge(delivery.outcome)],
-        ['Message id', h('code', {}, delivery.messageId)],
-        [
-          'Call',
-          [
-            delivery.type ?? '',
-            delivery.event ? h('span', { class: 'event' }, ' ', delivery.event) : null,
-          ],
-        ],
-        ['Reason', delivery.reason ? h('code', {}, delivery.reason) : null],
-        [
-          'Last status',
-          typeof delivery.lastStatus === 'number' ? String(delivery.lastStatus) : null,
-        ],
-        ['Last detail', delivery.lastDetail],
-        [
-          'Last latency',
-          typeof delivery.lastLatencyMs === 'number'
-            ? `${Math.round(delivery.lastLatencyMs)} ms`
-            : null,
-        ],
-        ['Attempts', String(delivery.attempts)],
-        ['First attempt', when(delivery.firstAttemptAt)],
-        ['Next attempt', delivery.outcome === 'retrying' ? when(delivery.nextAttemptAt) : null],
-        ['Updated', when(delivery.updatedAt)],
-        ['Source', link(delivery.sourceId, hashOf(['sources', delivery.sourceId]))],
-        [
-          'Destination',
-          delivery.destinationName
-            ? [delivery.destinationName, ' ', h('code', {}, delivery.destinationId)]
-            : h('code', {}, delivery.destinationId),
-        ],
-        ['Delivery id', h('code', {}, delivery.id)],
-        [
-          'Replay of',
-          delivery.replayOf
-            ? link(delivery.replayOf, hashOf(['deliveries', delivery.replayOf]))
-            : null,
-        ],
-        ['Replays', String(delivery.replays ?? 0)],
-        [
-          'Dead letter',
-          delivery.deadLetter
-            ? `partition ${delivery.deadLetter.partition}, offset ${delivery.deadLetter.offset}`
-            : null,
-        ],
-      ]),
-      h(
-        'p',
-        { class: 'actions' },
-        delivery.outcome === 'dead' ? rowReplay(delivery) : null,
-        link(
-          'Every delivery of this message id',
-          hashOf(['deliveries'], { messageId: delivery.messageId }),
-        ),
-      ),
-    ),
-    h('section', { class: 'card' }, h('h2', {}, 'Attempts'), attemptsList(delivery.history ?? [])),
-  );
-}
-
-function attemptsList(history) {
-  if (!history.length) return h('p', {}, 'No attempt recorded yet.');
-  return h(
-    'ol',
-    { class: 'attempts' },
-    history.map((entry) =>
-      h(
-        'li',
-        {},
-        h(
-          'p',
-          {},
-          h('strong', {}, `Attempt ${entry.attempts}`),
-          ' ',
-          badge(entry.result),
-          ' at ',
-          when(entry.at),
-          entry.lastStatus !== undefined && entry.lastStatus !== null
-            ? ` · HTTP ${entry.lastStatus}`
-            : '',
-          entry.reason ? [' · ', h('code', {}, entry.reason)] : '',
-          entry.nextAttemptAt ? [' · next attempt ', when(entry.nextAttemptAt)] : '',
-        ),
-        entry.webhooks?.length
-          ? table('Webhooks of this attempt', WEBHOOK_ATTEMPT_COLUMNS, entry.webhooks)
-          : h('p', { class: 'muted small' }, 'No webhook was called.'),
-      ),
-    ),
-  );
-}
-
-const WEBHOOK_ATTEMPT_COLUMNS = [
-  { label: 'Webhook', cell: (w) => h('code', {}, w.webhookId) },
-  { label: 'Result', cell: (w) => w.kind },
-  {
-    label: 'Status',
-    cell: (w) => (w.status === undefined || w.status === null ? '—' : String(w.status)),
-  },
-  { label: 'Reason', cell: (w) => (w.reason ? h('code', {}, w.reason) : '—') },
-  { label: 'Detail', cell: (w) => w.detail ?? '—' },
-  {
-    label: 'Latency',
-    cell: (w) => (typeof w.latencyMs === 'number' ? `${Math.round(w.latencyMs)} ms` : '—'),
-  },
-];

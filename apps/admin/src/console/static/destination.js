@@ -128,8 +128,18 @@ function renderDestination(destination, path, reload, alert) {
         'p',
         { class: 'actions' },
         toggle,
-        link('Deliveries', hashOf(['deliveries'], { sourceId: destination.sourceId })),
+        link(
+          'Deliveries',
+          hashOf(['deliveries'], {
+            sourceId: destination.sourceId,
+            destinationId: destination.id,
+          }),
+        ),
         link('Dead letters', hashOf(['dead'], { sourceId: destination.sourceId })),
+        link(
+          'Health',
+          hashOf(['sources', destination.sourceId, 'destinations', destination.id, 'health']),
+        ),
       ),
     ),
     filterSection(destination, path, reload),

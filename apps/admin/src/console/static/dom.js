@@ -102,15 +102,29 @@ function pad2(n) {
   return String(n).padStart(2, '0');
 }
 
-/** Local time as `YYYY-MM-DD HH:MM:SS`. */
-export function localText(date) {
+/** Local time as `YYYY-MM-DD HH:MM:SS`, without its zone (inputs and axis labels). */
+function localClock(date) {
   return (
     `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())} ` +
     `${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}`
   );
 }
 
-/** A time from the API, shown in local time with the exact value on hover. */
+/** The local zone's offset from UTC at `date`, as `UTC+01:00` (`UTC` when none). */
+export function zoneText(date) {
+  const minutes = -date.getTimezoneOffset();
+  if (minutes === 0) return 'UTC';
+  const sign = minutes > 0 ? '+' : '-';
+  const abs = Math.abs(minutes);
+  return `UTC${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`;
+}
+
+/** Local time with its zone: `YYYY-MM-DD HH:MM:SS UTC+01:00`, the one format the console shows. */
+export function localText(date) {
+  return `${localClock(date)} ${zoneText(date)}`;
+}
+
+/** A time from the API, shown in local time with its zone, the exact value on hover. */
 export function when(iso) {
   if (!iso) return '—';
   const date = new Date(iso);
@@ -120,7 +134,7 @@ export function when(iso) {
 
 /** A `datetime-local` input's value for a time. */
 export function localInputValue(date) {
-  return `${localText(date).slice(0, 10)}T${pad2(date.getHours())}:${pad2(date.getMinutes())}`;
+  return `${localClock(date).slice(0, 10)}T${pad2(date.getHours())}:${pad2(date.getMinutes())}`;
 }
 
 /** ISO 8601 from a `datetime-local` value, or undefined when empty or invalid. */

@@ -1,17 +1,35 @@
 // Replaying dead letters: one from its row or page, or a destination's in bulk as a job.
 
 import { api } from './api.js';
-import { button, describeError, errorBox, h, link, show, showError } from './dom.js';
+import { button, describeError, errorBox, h, link, show, showError, table, when } from './dom.js';
 import { hashOf, onLeave } from './router.js';
 
 /** How often a running bulk replay's progress is read. */
 const REPLAY_POLL_MS = 1_000;
 
-/** Replays one dead delivery; the answer (the new delivery) or the refusal goes to `status`. */
+/**
+ * Replays one dead delivery; the answer (the new delivery) or the refusal goes to `status`. A
+ * delivery replayed before is not sent again on the first press: that press says so, and
+ * the button then reads "Replay again".
+ */
 function replayButton(delivery, status) {
+  let warned = !(delivery.replays > 0);
   const replay = button(
     'Replay',
     async () => {
+      if (!warned) {
+        warned = true;
+        replay.textContent = 'Replay again';
+        show(
+          status,
+          h(
+            'span',
+            { class: 'warning', 'data-testid': 'already-replayed' },
+            `Already replayed ${delivery.replays === 1 ? 'once' : `${delivery.replays} times`}; press again to send it once more.`,
+          ),
+        );
+        return;
+      }
       replay.disabled = true;
       try {
         const answer = await api('POST', `/deliveries/${encodeURIComponent(delivery.id)}/replay`);
@@ -49,7 +67,7 @@ export function bulkReplay(section, readForm) {
   const progress = h('div', { 'data-testid': 'replay-job' });
   const start = async () => {
     alert.hidden = true;
-    const { sourceId, reason, from, to } = readForm();
+    const { sourceId, reason, from, to, notReplayed } = readForm();
     if (!sourceId)
       return showError(alert, 'Choose a source: a bulk replay covers one destination.');
     if (!from || !to) return showError(alert, 'Give the range: first attempt from and before.');
@@ -58,6 +76,7 @@ export function bulkReplay(section, readForm) {
         from,
         to,
         ...(reason ? { reason } : {}),
+        ...(notReplayed ? { notReplayed: true } : {}),
       });
       followJob(progress, job);
     } catch (error) {
@@ -70,7 +89,7 @@ export function bulkReplay(section, readForm) {
     h(
       'p',
       {},
-      "Replays every dead letter of the chosen source's destination first attempted in the range above (and with the reason, when one is given).",
+      "Replays every dead letter of the chosen source's destination first attempted in the range above (with the reason, when one is given; only those never replayed, when ticked).",
     ),
     button('Replay all in range', start),
     alert,
@@ -111,3 +130,33 @@ function followJob(box, job) {
   if (job.status === 'running') timer = setTimeout(poll, REPLAY_POLL_MS);
   onLeave(() => clearTimeout(timer));
 }
+
+/** The latest bulk replays, newest first. */
+export async function replayJobs(section) {
+  show(section, h('h2', {}, 'Recent bulk replays'), h('p', {}, 'Loading…'));
+  try {
+    const jobs = await api('GET', '/replays?limit=10');
+    show(
+      section,
+      h('h2', {}, 'Recent bulk replays'),
+      jobs.length
+        ? table('Recent bulk replays', JOB_COLUMNS, jobs, (j) => ({ 'data-job-id': j.id }))
+        : h('p', {}, 'None yet.'),
+    );
+  } catch (error) {
+    show(
+      section,
+      h('h2', {}, 'Recent bulk replays'),
+      h('p', { class: 'error' }, describeError(error)),
+    );
+  }
+}
+
+const JOB_COLUMNS = [
+  { label: 'Started', cell: (j) => when(j.createdAt) },
+  { label: 'Destination', cell: (j) => h('code', {}, j.destinationId) },
+  { label: 'Status', cell: (j) => j.status },
+  { label: 'Replayed', cell: (j) => `${j.replayed} of ${j.total}` },
+  { label: 'Failed', cell: (j) => String(j.failed) },
+  { label: 'Finished', cell: (j) => when(j.finishedAt) },
+];
