@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { Admin } from 'kafkajs';
 
+import { KafkaSecurityError } from '../internals/kafka-security';
 import { KafkaConnection } from '../internals/kafka.connection';
 import { TopicSpec } from './topic-specs';
 
@@ -22,9 +23,20 @@ export class TopicAdmin {
     this.probe = connection.admin(0);
   }
 
-  /** The first connection of an app: a TLS or SASL failure stops start-up with a clear error. */
+  /**
+   * The first connection of an app: a TLS or SASL failure stops start-up with a clear error.
+   * One attempt without retries goes first: such a failure stops start-up then, before
+   * kafkajs logs a line per retry; a broker that is not up yet gets the clients' retries.
+   */
   async connect(): Promise<void> {
     try {
+      const first = await this.connection.connectOnce().then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      if (first && this.connection.explain(first.error) instanceof KafkaSecurityError) {
+        throw first.error;
+      }
       await Promise.all([this.admin.connect(), this.probe.connect()]);
     } catch (error) {
       throw this.connection.explain(error);
