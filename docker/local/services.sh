@@ -19,6 +19,9 @@
 #   SLUICE_LOCAL_KAFKA_SCRAM             SCRAM users created when the storage is formatted, one
 #                                        per line: SCRAM-SHA-512=[name=app,password=...]
 #   SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES client settings of the readiness check (TLS, SASL)
+#   SLUICE_LOCAL_KAFKA_CLUSTER_ID        the cluster id the storage is formatted with (random when
+#                                        unset): the brokers of one multi-node cluster share it
+#                                        (test/helpers/kafka-cluster.ts, bench/chaos --cluster)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,7 +93,7 @@ kafka_config() {
       [[ -n "$line" ]] && scram+=(--add-scram "$line")
     done <<<"${SLUICE_LOCAL_KAFKA_SCRAM:-}"
     kafka_java kafka.tools.StorageTool format --ignore-formatted \
-      -t "$(kafka_java kafka.tools.StorageTool random-uuid)" \
+      -t "${SLUICE_LOCAL_KAFKA_CLUSTER_ID:-$(kafka_java kafka.tools.StorageTool random-uuid)}" \
       -c "$KAFKA_DIR/server.properties" "${scram[@]}" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
       fail "formatting Kafka storage failed; see $KAFKA_DIR/logs/format.log"
   fi

@@ -100,7 +100,21 @@ export class TopicAdmin {
       );
     }
     // Asking each leader for its offsets proves it serves the partition.
-    await Promise.all(topics.map((topic) => this.admin.fetchTopicOffsets(topic)));
+    await Promise.all(topics.map((topic) => this.offsetsServed(topic)));
+  }
+
+  /**
+   * Asks the leaders for a topic's offsets. kafkajs 2.2.4 throws a TypeError when no broker
+   * answered for the topic yet (on a cluster, a broker that has not learned of a new topic):
+   * that is "not ready yet", tried again like the broker's own answers of that kind.
+   */
+  private async offsetsServed(topic: string): Promise<void> {
+    try {
+      await this.admin.fetchTopicOffsets(topic);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      throw Object.assign(new Error(`no offsets answered yet for ${topic}`), { retriable: true });
+    }
   }
 
   /**
