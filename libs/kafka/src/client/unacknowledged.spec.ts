@@ -2,8 +2,11 @@ import { RecordMetadata, TopicMessages } from 'kafkajs';
 
 import { unacknowledgedPartitions } from './unacknowledged';
 
-const answer = (topicName: string, partition: number, errorCode = 0): RecordMetadata =>
-  ({ topicName, partition, errorCode });
+const answer = (topicName: string, partition: number, errorCode = 0): RecordMetadata => ({
+  topicName,
+  partition,
+  errorCode,
+});
 
 describe(unacknowledgedPartitions.name, () => {
   const a = { key: 'a', value: '1' };
