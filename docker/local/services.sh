@@ -8,8 +8,9 @@
 #
 # Kafka 4.1 (single node, KRaft broker+controller) runs from jars that Maven resolves from
 # docker/local/pom.xml. PostgreSQL comes from the Debian binaries: as root through
-# pg_ctlcluster, as another user through initdb into a project folder. Data and logs live
-# under .local/ (git-ignored), or SLUICE_LOCAL_DIR.
+# pg_ctlcluster (the cluster on SLUICE_LOCAL_PG_PORT, made if missing; `down` stops it only if
+# this SLUICE_LOCAL_DIR's `up` started it), as another user through initdb into a project
+# folder. Data and logs live under .local/ (git-ignored), or SLUICE_LOCAL_DIR.
 #
 # Opt-in, for tests that need a secured broker of their own (test/helpers/secured-broker.ts);
 # unset, the broker is plaintext as below:
@@ -18,6 +19,9 @@
 #   SLUICE_LOCAL_KAFKA_SCRAM             SCRAM users created when the storage is formatted, one
 #                                        per line: SCRAM-SHA-512=[name=app,password=...]
 #   SLUICE_LOCAL_KAFKA_CLIENT_PROPERTIES client settings of the readiness check (TLS, SASL)
+#   SLUICE_LOCAL_KAFKA_CLUSTER_ID        the cluster id the storage is formatted with (random when
+#                                        unset): the brokers of one multi-node cluster share it
+#                                        (test/helpers/kafka-cluster.ts, bench/chaos --cluster)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -89,7 +93,7 @@ kafka_config() {
       [[ -n "$line" ]] && scram+=(--add-scram "$line")
     done <<<"${SLUICE_LOCAL_KAFKA_SCRAM:-}"
     kafka_java kafka.tools.StorageTool format --ignore-formatted \
-      -t "$(kafka_java kafka.tools.StorageTool random-uuid)" \
+      -t "${SLUICE_LOCAL_KAFKA_CLUSTER_ID:-$(kafka_java kafka.tools.StorageTool random-uuid)}" \
       -c "$KAFKA_DIR/server.properties" "${scram[@]}" >"$KAFKA_DIR/logs/format.log" 2>&1 ||
       fail "formatting Kafka storage failed; see $KAFKA_DIR/logs/format.log"
   fi
@@ -157,20 +161,49 @@ pg_create_role_and_db() {
   fi
 }
 
+# As root, PostgreSQL runs as a Debian cluster (pg_ctlcluster). `up` uses the cluster of
+# PG_VERSION that listens on PG_PORT, or creates one: `main` on the default port, `sluice_PORT`
+# on another. It records the cluster it started or created in PG_CLUSTER_FILE, and `down` stops
+# only that one: a cluster someone else started (another stack's, the system's) is left alone.
+PG_CLUSTER_FILE="$PG_DIR/cluster"
+
+pg_cluster_on_port() {
+  pg_lsclusters -h | awk -v v="$PG_VERSION" -v p="$PG_PORT" '$1 == v && $3 == p { print $2; exit }'
+}
+
 pg_up_as_root() {
   command -v pg_ctlcluster >/dev/null || fail "pg_ctlcluster is missing (Debian: apt-get install postgresql-common postgresql-$PG_VERSION)."
-  if ! pg_lsclusters -h | awk -v v="$PG_VERSION" '$1 == v && $2 == "main"' | grep -q .; then
-    log "creating PostgreSQL cluster $PG_VERSION/main on port $PG_PORT"
-    pg_createcluster -p "$PG_PORT" "$PG_VERSION" main >&2
+  local name started=""
+  name="$(pg_cluster_on_port)"
+  if [[ -z "$name" ]]; then
+    name="main"
+    [[ "$PG_PORT" == "5432" ]] || name="sluice_$PG_PORT"
+    if pg_lsclusters -h | awk -v v="$PG_VERSION" -v n="$name" '$1 == v && $2 == n' | grep -q .; then
+      fail "cluster $PG_VERSION/$name exists on another port than $PG_PORT; set SLUICE_LOCAL_PG_PORT to its port."
+    fi
+    log "creating PostgreSQL cluster $PG_VERSION/$name on port $PG_PORT"
+    pg_createcluster -p "$PG_PORT" "$PG_VERSION" "$name" >&2
+    started=1
   fi
-  local port
-  port="$(pg_lsclusters -h | awk -v v="$PG_VERSION" '$1 == v && $2 == "main" { print $3 }')"
-  [[ "$port" == "$PG_PORT" ]] || fail "cluster $PG_VERSION/main listens on port $port, not $PG_PORT; set SLUICE_LOCAL_PG_PORT=$port."
   if ! pg_answers; then
-    log "starting PostgreSQL cluster $PG_VERSION/main"
-    pg_ctlcluster "$PG_VERSION" main start
+    log "starting PostgreSQL cluster $PG_VERSION/$name"
+    pg_ctlcluster "$PG_VERSION" "$name" start
+    started=1
   fi
+  if [[ -n "$started" ]]; then mkdir -p "$PG_DIR" && echo "$PG_VERSION $name" >"$PG_CLUSTER_FILE"; fi
   pg_create_role_and_db runuser -u postgres -- psql -p "$PG_PORT" -X -d postgres
+}
+
+pg_down_as_root() {
+  local version="" name=""
+  if [[ -f "$PG_CLUSTER_FILE" ]]; then read -r version name <"$PG_CLUSTER_FILE" || true; fi
+  if [[ -z "$name" ]]; then
+    log "PostgreSQL was not started from $LOCAL_DIR; left alone"
+    return
+  fi
+  log "stopping PostgreSQL cluster $version/$name"
+  pg_ctlcluster "$version" "$name" stop 2>/dev/null || log "PostgreSQL not running"
+  rm -f "$PG_CLUSTER_FILE"
 }
 
 pg_up_as_user() {
@@ -198,7 +231,7 @@ pg_up() {
 
 pg_down() {
   if [[ "$(id -u)" == "0" ]]; then
-    pg_ctlcluster "$PG_VERSION" main stop 2>/dev/null || log "PostgreSQL not running"
+    pg_down_as_root
   elif [[ -f "$PG_DIR/data/postmaster.pid" ]]; then
     "$(pg_bin)/pg_ctl" -D "$PG_DIR/data" -m fast stop >&2
   else

@@ -25,12 +25,16 @@ export interface BrokerUser {
  * - `port`: SASL_SSL with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's
  *   unsecured JWT validator: unsigned tokens with `sub` and `exp`);
  * - `mtlsPort`: SSL that requires a client certificate signed by the CA;
- * - `port + 2`: plaintext, between the broker and itself only.
+ * - `plainOnlyPort`: SASL_SSL with PLAIN alone (a mechanism the broker does not enable);
+ * - `plaintextPort` (`port + 2`): plaintext, between the broker and itself (and tests that
+ *   speak TLS to a plaintext listener).
  */
 export class SecuredBroker {
   readonly dir = mkdtempSync(join(tmpdir(), 'sluice-secured-kafka-'));
   readonly port = 20_000 + Math.floor(Math.random() * 20_000);
   readonly mtlsPort = this.port + 3;
+  readonly plainOnlyPort = this.port + 4;
+  readonly plaintextPort = this.port + 2;
   readonly plain: BrokerUser = { username: 'plain-app', password: secret() };
   readonly scram256: BrokerUser = { username: 'scram256-app', password: secret() };
   readonly scram512: BrokerUser = { username: 'scram512-app', password: secret() };
@@ -127,24 +131,27 @@ export class SecuredBroker {
   }
 
   private serverProperties(): string {
-    const { port, mtlsPort } = this;
-    const internal = port + 2;
+    const { port, mtlsPort, plainOnlyPort } = this;
+    const internal = this.plaintextPort;
     const login = (module: string, options = '') => `${module} required${options};`;
+    const plainLogin = login(
+      'org.apache.kafka.common.security.plain.PlainLoginModule',
+      ` user_${this.plain.username}="${this.plain.password}"`,
+    );
     return [
-      `listeners=SASL_SSL://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1},INTERNAL://127.0.0.1:${internal},SSL://127.0.0.1:${mtlsPort}`,
-      `advertised.listeners=SASL_SSL://127.0.0.1:${port},INTERNAL://127.0.0.1:${internal},SSL://127.0.0.1:${mtlsPort}`,
+      `listeners=SASL_SSL://127.0.0.1:${port},CONTROLLER://127.0.0.1:${port + 1},INTERNAL://127.0.0.1:${internal},SSL://127.0.0.1:${mtlsPort},PLAINONLY://127.0.0.1:${plainOnlyPort}`,
+      `advertised.listeners=SASL_SSL://127.0.0.1:${port},INTERNAL://127.0.0.1:${internal},SSL://127.0.0.1:${mtlsPort},PLAINONLY://127.0.0.1:${plainOnlyPort}`,
       'inter.broker.listener.name=INTERNAL',
-      'listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,SSL:SSL',
+      'listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,SSL:SSL,PLAINONLY:SASL_SSL',
+      'listener.name.plainonly.sasl.enabled.mechanisms=PLAIN',
+      `listener.name.plainonly.plain.sasl.jaas.config=${plainLogin}`,
       'ssl.keystore.type=PEM',
       `ssl.keystore.location=${join(this.dir, 'broker.pem')}`,
       'ssl.truststore.type=PEM',
       `ssl.truststore.location=${this.caFile}`,
       'listener.name.ssl.ssl.client.auth=required',
       'listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
-      `listener.name.sasl_ssl.plain.sasl.jaas.config=${login(
-        'org.apache.kafka.common.security.plain.PlainLoginModule',
-        ` user_${this.plain.username}="${this.plain.password}"`,
-      )}`,
+      `listener.name.sasl_ssl.plain.sasl.jaas.config=${plainLogin}`,
       `listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=${login('org.apache.kafka.common.security.scram.ScramLoginModule')}`,
       `listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=${login('org.apache.kafka.common.security.scram.ScramLoginModule')}`,
       `listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=${login(

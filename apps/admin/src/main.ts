@@ -109,4 +109,4 @@ function serveOpenApi(app: NestFastifyApplication): void {
   serveDocsPage(fastify, OPENAPI_PATH);
 }
 
-if (require.main === module) runMain(loadAdminConfig, (config) => startAdmin(config));
+if (require.main === module) runMain('admin', loadAdminConfig, (config) => startAdmin(config));

@@ -21,4 +21,5 @@ export async function startDispatcher(
   return app;
 }
 
-if (require.main === module) runMain(loadDispatcherConfig, (config) => startDispatcher(config));
+if (require.main === module)
+  runMain('dispatcher', loadDispatcherConfig, (config) => startDispatcher(config));

@@ -55,4 +55,4 @@ function readBodiesAsBytes(app: NestFastifyApplication): void {
   app.useBodyParser('*', { bodyLimit: MAX_RAW_BODY_BYTES });
 }
 
-if (require.main === module) runMain(loadIngestConfig, (config) => startIngest(config));
+if (require.main === module) runMain('ingest', loadIngestConfig, (config) => startIngest(config));

@@ -56,4 +56,4 @@ async function main(): Promise<void> {
 }
 
 setV8Options();
-main().catch(exitOnStartupError);
+main().catch(exitOnStartupError('local'));

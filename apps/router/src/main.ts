@@ -18,4 +18,4 @@ export async function startRouter(
   return app;
 }
 
-if (require.main === module) runMain(loadRouterConfig, (config) => startRouter(config));
+if (require.main === module) runMain('router', loadRouterConfig, (config) => startRouter(config));

@@ -107,13 +107,27 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Reports a start-up failure (a configuration error names variables, never values) and exits. */
-export function exitOnStartupError(error: unknown): never {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(
-    `${JSON.stringify({ level: 'fatal', message: `start-up failed: ${message}` })}\n`,
-  );
-  process.exit(1);
+/**
+ * The log line of a start-up failure: the fields of every other line ({@link JsonLogger}'s
+ * `app`, `level`, `pid`, `timestamp`), the error's message and no stack (a configuration error
+ * names variables, never values).
+ */
+export function startupFailureLine(
+  app: string,
+  error: unknown,
+  pid: number,
+  nowMs: number,
+): string {
+  const message = `start-up failed: ${error instanceof Error ? error.message : String(error)}`;
+  return JSON.stringify({ app, level: 'fatal', pid, timestamp: nowMs, message });
+}
+
+/** A handler that reports a start-up failure of `app` on stderr and exits with status 1. */
+export function exitOnStartupError(app: string): (error: unknown) => never {
+  return (error) => {
+    process.stderr.write(`${startupFailureLine(app, error, process.pid, Date.now())}\n`);
+    process.exit(1);
+  };
 }
 
 /**
@@ -122,6 +136,7 @@ export function exitOnStartupError(error: unknown): never {
  * SIGINT; a start-up failure exits with status 1.
  */
 export function runMain<C extends CommonConfig>(
+  app: string,
   load: () => C,
   start: (config: C) => Promise<INestApplication>,
 ): void {
@@ -129,5 +144,5 @@ export function runMain<C extends CommonConfig>(
   (async () => {
     const config = load();
     closeOnSignal([await start(config)], config.shutdownTimeoutMs);
-  })().catch(exitOnStartupError);
+  })().catch(exitOnStartupError(app));
 }

@@ -235,10 +235,50 @@ describe('the apps against the secured broker', () => {
       expect(everything).not.toContain(secret);
     }
   });
+
+  it('TLS to a plaintext listener stops start-up at the first attempt, not after retries', async () => {
+    const logger = new CapturingLogger();
+    const env = securedEnv('scram-sha-512', broker.scram512, {
+      KAFKA_BROKERS: `127.0.0.1:${broker.plaintextPort}`,
+      KAFKA_TOPIC_PREFIX: uniquePrefix('tls-plaintext'),
+      HTTP_HOST: '127.0.0.1',
+      ROUTER_PORT: '0',
+    });
+    const error = await startRouter(loadRouterConfig(env), { logger }).then(
+      (app) => {
+        apps.push(app);
+        throw new Error('the router started against a plaintext listener');
+      },
+      (e: unknown) => e as Error,
+    );
+    expect(error.message).toContain('is it a plaintext listener? (KAFKA_SSL)');
+    // One attempt's lines from kafkajs, not one per retry of every client.
+    const kafkaLines = logger.lines.filter((line) => line.includes('Connection error'));
+    expect(kafkaLines.length).toBeGreaterThan(0);
+    expect(kafkaLines.length).toBeLessThanOrEqual(2);
+  }, 60_000);
 });
 
 describe('TLS to the secured broker', () => {
   const scram = () => securedEnv('scram-sha-512', broker.scram512);
+
+  it('names KAFKA_SASL_MECHANISM when the listener does not enable the mechanism', async () => {
+    const env = { ...scram(), KAFKA_BROKERS: `127.0.0.1:${broker.plainOnlyPort}` };
+    const error = await connectError(connectionFrom(env, 'mechanism'));
+    expect(error).toBeInstanceOf(KafkaSecurityError);
+    expect(error.message).toBe(
+      'Kafka SASL mechanism SCRAM-SHA-512 is not enabled on the broker (KAFKA_SASL_MECHANISM)',
+    );
+  }, 60_000);
+
+  it('names KAFKA_SSL when the listener speaks plaintext', async () => {
+    const env = { ...scram(), KAFKA_BROKERS: `127.0.0.1:${broker.plaintextPort}` };
+    const error = await connectError(connectionFrom(env, 'plaintext'));
+    expect(error).toBeInstanceOf(KafkaSecurityError);
+    expect(error.message).toMatch(
+      /^Kafka TLS: the broker did not answer in TLS: is it a plaintext listener\? \(KAFKA_SSL\) \(/,
+    );
+  }, 60_000);
 
   it.each([
     ['a CA that did not sign it', { KAFKA_SSL_CA_FILE: () => broker.otherCaFile }],

@@ -165,6 +165,55 @@ describe('Helm chart: kafkaSecurity', () => {
     expect(fails(noSecret)).toContain('KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD');
   });
 
+  it('gives the password as a mounted file with passwordAsFile, and never the variable too', () => {
+    const manifests = render([...SECURED, 'kafkaSecurity.sasl.passwordAsFile=true']);
+    for (const deployment of deployments(manifests)) {
+      const names = envOf(deployment).map((e) => e.name);
+      // The apps refuse to start with both (a password and a password file).
+      expect(names).not.toContain('KAFKA_SASL_PASSWORD');
+      expect(envOf(deployment)).toContainEqual({
+        name: 'KAFKA_SASL_PASSWORD_FILE',
+        value: '/etc/sluice/kafka-sasl/password',
+      });
+      expect(names).toContain('KAFKA_SASL_USERNAME');
+      const pod = deployment.spec.template.spec;
+      expect(pod.volumes).toContainEqual({
+        name: 'kafka-sasl',
+        secret: {
+          secretName: 'kafka-user',
+          items: [{ key: 'KAFKA_SASL_PASSWORD', path: 'password' }],
+        },
+      });
+      // A directory mount (no subPath), so a rotated Secret reaches the file.
+      expect(pod.containers[0].volumeMounts).toContainEqual({
+        name: 'kafka-sasl',
+        mountPath: '/etc/sluice/kafka-sasl',
+        readOnly: true,
+      });
+    }
+    // KEDA still reads the password from the Secret's key.
+    const auth = manifests.find((m) => m.kind === 'TriggerAuthentication')!;
+    expect(auth.spec.secretTargetRef).toContainEqual({
+      parameter: 'password',
+      name: 'kafka-user',
+      key: 'KAFKA_SASL_PASSWORD',
+    });
+  });
+
+  it('refuses OAUTHBEARER with a KEDA scaler unless keda.authenticationRef names one', () => {
+    const oauth = [
+      'kafkaSecurity.sasl.mechanism=oauthbearer',
+      'kafkaSecurity.sasl.tokenFile=/var/run/secrets/kafka/token',
+      'dispatcher.keda.enabled=true',
+    ];
+    const args = ['template', 'sluice', CHART, ...BASE, ...oauth.flatMap((s) => ['--set', s])];
+    expect(() => helm(args)).toThrow(/oauthbearer with router.keda or dispatcher.keda/);
+    const withRef = render([...oauth, 'keda.authenticationRef=kafka-oauth']);
+    expect(withRef.some((m) => m.kind === 'TriggerAuthentication')).toBe(false);
+    const trigger = withRef.find((m) => m.kind === 'ScaledObject')!.spec.triggers[0];
+    expect(trigger.authenticationRef).toEqual({ name: 'kafka-oauth' });
+  });
+
   it('lints clean with --strict when secured', () => {
     expect(() =>
       helm(['lint', '--strict', CHART, ...BASE, ...SECURED.flatMap((s) => ['--set', s])]),

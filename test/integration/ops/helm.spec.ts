@@ -103,6 +103,12 @@ function podTemplateAnnotations(manifest: Manifest): Record<string, string> {
 }
 
 /** The pod spec of a Deployment or Job. */
+/** The ingest HPA's least replicas. */
+function hpaMin(manifests: Manifest[]): number {
+  return (byKind(manifests, 'HorizontalPodAutoscaler')[0].spec as { minReplicas: number })
+    .minReplicas;
+}
+
 function podOf(manifest: Manifest): any {
   return manifest.spec.template.spec;
 }
@@ -131,6 +137,7 @@ describe('Helm chart docker/helm/sluice', () => {
       [],
       ['-f', `${CHART}/ci/minimal-values.yaml`],
       ['-f', `${CHART}/ci/all-features-values.yaml`],
+      ['-f', `${CHART}/ci/production-values.yaml`],
     ]) {
       expect(helm(['lint', '--strict', CHART, ...args])).toContain('0 chart(s) failed');
     }
@@ -190,6 +197,38 @@ describe('Helm chart docker/helm/sluice', () => {
       expect(
         byKind(minimal, 'PodDisruptionBudget').some((p) => p.metadata.name === `sluice-${app}`),
       ).toBe(true);
+    }
+  });
+
+  it('runs the production values with replication factor 3, spread replicas, PDBs and a surge-only rollout', () => {
+    const production = render('production-values.yaml');
+    expect(validate(production)).toEqual([]);
+    for (const app of APPS) {
+      const apps = deployment(production, app);
+      const pod = podOf(apps);
+      const env = pod.containers[0].env as { name: string; value?: string }[];
+      expect(env).toContainEqual({ name: 'KAFKA_REPLICATION_FACTOR', value: '3' });
+      // No pod goes before its replacement is ready, one new pod at a time.
+      expect(apps.spec.strategy).toEqual({
+        type: 'RollingUpdate',
+        rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+      });
+      const component = { 'app.kubernetes.io/component': app };
+      const constraints = pod.topologySpreadConstraints as { topologyKey: string }[];
+      expect(constraints.map((c) => c.topologyKey)).toEqual([
+        'topology.kubernetes.io/zone',
+        'kubernetes.io/hostname',
+      ]);
+      for (const constraint of pod.topologySpreadConstraints) {
+        expect(constraint.labelSelector.matchLabels).toMatchObject(component);
+      }
+      const pdb = byKind(production, 'PodDisruptionBudget').find(
+        (p) => p.metadata.name === `sluice-${app}`,
+      );
+      expect(pdb?.spec).toMatchObject({ maxUnavailable: 1, selector: { matchLabels: component } });
+      // Two replicas at least, so a PDB of one pod never blocks a node's drain for good.
+      const replicas = app === 'ingest' ? hpaMin(production) : apps.spec.replicas;
+      expect(replicas).toBeGreaterThanOrEqual(2);
     }
   });
 

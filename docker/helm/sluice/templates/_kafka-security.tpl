@@ -6,6 +6,14 @@ mounted TLS Secret, and the parameters KEDA's Kafka scaler takes for the same se
 {{/* Where the TLS Secret (ca.crt, tls.crt, tls.key) is mounted in every app. */}}
 {{- define "sluice.kafkaTlsDir" -}}/etc/sluice/kafka-tls{{- end -}}
 
+{{/* Where the SASL Secret's password is mounted with kafkaSecurity.sasl.passwordAsFile. */}}
+{{- define "sluice.kafkaSaslDir" -}}/etc/sluice/kafka-sasl{{- end -}}
+
+{{/* Whether the password reaches the apps as a mounted file (KAFKA_SASL_PASSWORD_FILE). */}}
+{{- define "sluice.kafkaSaslPasswordFile" -}}
+{{- if and (include "sluice.kafkaSaslPassword" .) .Values.kafkaSecurity.sasl.passwordAsFile }}true{{ end -}}
+{{- end -}}
+
 {{/* The Secret with KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD: its own, or the chart's. */}}
 {{- define "sluice.kafkaSaslSecret" -}}
 {{- $sasl := .Values.kafkaSecurity.sasl -}}
@@ -44,7 +52,14 @@ mounted TLS Secret, and the parameters KEDA's Kafka scaler takes for the same se
 - name: KAFKA_SASL_MECHANISM
   value: {{ $s.sasl.mechanism | quote }}
 {{- if include "sluice.kafkaSaslPassword" . }}
-{{- range $key := list "KAFKA_SASL_USERNAME" "KAFKA_SASL_PASSWORD" }}
+{{- $keys := list "KAFKA_SASL_USERNAME" "KAFKA_SASL_PASSWORD" }}
+{{- if include "sluice.kafkaSaslPasswordFile" . }}
+{{- /* The apps refuse KAFKA_SASL_PASSWORD and KAFKA_SASL_PASSWORD_FILE together. */}}
+{{- $keys = list "KAFKA_SASL_USERNAME" }}
+- name: KAFKA_SASL_PASSWORD_FILE
+  value: {{ printf "%s/password" (include "sluice.kafkaSaslDir" .) | quote }}
+{{- end }}
+{{- range $key := $keys }}
 - name: {{ $key }}
   valueFrom:
     secretKeyRef:
@@ -58,25 +73,54 @@ mounted TLS Secret, and the parameters KEDA's Kafka scaler takes for the same se
 {{- end }}
 {{- end -}}
 
-{{/* The TLS Secret's volume mount (none without kafkaSecurity.tls.secretName). */}}
+{{/*
+The TLS Secret's volume mount (none without kafkaSecurity.tls.secretName), and the SASL
+password's with passwordAsFile: a whole directory, not a subPath, so the kubelet's update of a
+rotated Secret reaches the file and the next connection uses it without a restart.
+*/}}
 {{- define "sluice.kafkaTlsVolumeMount" -}}
 {{- if and .Values.kafkaSecurity.tls.enabled .Values.kafkaSecurity.tls.secretName }}
 - name: kafka-tls
   mountPath: {{ include "sluice.kafkaTlsDir" . }}
   readOnly: true
 {{- end }}
+{{- if include "sluice.kafkaSaslPasswordFile" . }}
+- name: kafka-sasl
+  mountPath: {{ include "sluice.kafkaSaslDir" . }}
+  readOnly: true
+{{- end }}
 {{- end -}}
 
-{{/* The TLS Secret's volume. */}}
+{{/* The TLS Secret's volume, and the SASL password's (its one key, as the file `password`). */}}
 {{- define "sluice.kafkaTlsVolume" -}}
 {{- if and .Values.kafkaSecurity.tls.enabled .Values.kafkaSecurity.tls.secretName }}
 - name: kafka-tls
   secret:
     secretName: {{ .Values.kafkaSecurity.tls.secretName }}
 {{- end }}
+{{- if include "sluice.kafkaSaslPasswordFile" . }}
+- name: kafka-sasl
+  secret:
+    secretName: {{ include "sluice.kafkaSaslSecret" . }}
+    items:
+      - key: KAFKA_SASL_PASSWORD
+        path: password
+{{- end }}
 {{- end -}}
 
 {{/* Whether the chart makes KEDA's TriggerAuthentication: TLS or a password mechanism is set. */}}
 {{- define "sluice.kedaKafkaAuth" -}}
 {{- if or .Values.kafkaSecurity.tls.enabled (include "sluice.kafkaSaslPassword" .) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+OAUTHBEARER with a KEDA scaler needs a TriggerAuthentication of the operator's: KEDA's Kafka
+scaler fetches its own OAuth tokens (client credentials) and cannot read the apps' token file,
+so the chart cannot make one; without it the scaler would reach the brokers unauthenticated.
+*/}}
+{{- define "sluice.kedaOauthCheck" -}}
+{{- $keda := or .Values.router.keda.enabled .Values.dispatcher.keda.enabled }}
+{{- if and $keda (eq .Values.kafkaSecurity.sasl.mechanism "oauthbearer") (not .Values.keda.authenticationRef) }}
+{{- fail "kafkaSecurity.sasl.mechanism oauthbearer with router.keda or dispatcher.keda: set keda.authenticationRef to a TriggerAuthentication of yours (sasl: oauthbearer, and the client id, secret and token endpoint KEDA's Kafka scaler fetches tokens with; docs/kafka-security.md)" }}
+{{- end }}
 {{- end -}}

@@ -37,6 +37,14 @@ export class AssignedPipelines {
   private pipelines = new Map<string, PartitionPipeline>();
   /** Every pipeline that may still have records in flight, for a draining close. */
   private readonly live = new Set<PartitionPipeline>();
+  /**
+   * Where the pipelines of older generations had finished each partition (the offset after
+   * their finished prefix), those still finishing by partition: a new pipeline does not handle
+   * again what they finished (durable effects whose commit was lost, as in a broker outage),
+   * whoever held the partition in between.
+   */
+  private readonly finished = new Map<string, bigint>();
+  private readonly finishing = new Map<string, Set<PartitionPipeline>>();
   private current = 0;
 
   constructor(private readonly deps: AssignedPipelinesDeps) {}
@@ -59,8 +67,15 @@ export class AssignedPipelines {
       const unfinished = old.firstUnfinished();
       const [topic, partition] = splitKey(key);
       if (unfinished !== undefined) this.deps.partitions.rewind(topic, partition, unfinished);
+      const finishing = this.finishing.get(key) ?? new Set<PartitionPipeline>();
+      this.finishing.set(key, finishing.add(old));
       // The old pipelines finish what they hold in the background.
-      void old.drain().then(() => this.live.delete(old));
+      void old.drain().then(() => {
+        this.live.delete(old);
+        finishing.delete(old);
+        const through = later(this.finished.get(key), old.finishedBefore());
+        if (through !== undefined) this.finished.set(key, through);
+      });
     }
     this.pipelines = new Map();
     if (!this.deps.closing()) this.deps.partitions.resumeAll();
@@ -92,6 +107,7 @@ export class AssignedPipelines {
         now: this.deps.now,
         failureBackoffMs: options.failureBackoffMs,
         admissionWaitMs: ADMISSION_WAIT_MS,
+        finishedBefore: () => this.finishedBefore(key),
       },
       {
         // Only the current generation commits: an old pipeline's partition may be another
@@ -123,6 +139,19 @@ export class AssignedPipelines {
     this.live.add(pipeline);
     return pipeline;
   }
+
+  /** Where older generations' pipelines had finished the partition, if anywhere. */
+  private finishedBefore(key: string): bigint | undefined {
+    let offset = this.finished.get(key);
+    for (const old of this.finishing.get(key) ?? []) offset = later(offset, old.finishedBefore());
+    return offset;
+  }
+}
+
+/** The later of two offsets, either possibly unknown. */
+function later(a: bigint | undefined, b: bigint | undefined): bigint | undefined {
+  if (a === undefined) return b;
+  return b === undefined || a >= b ? a : b;
 }
 
 /** `topic:partition` back into its parts (a topic name may contain colons). */

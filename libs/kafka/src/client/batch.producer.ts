@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import { Message, Producer, TopicMessages } from 'kafkajs';
 
 import { KafkaConnection } from '../internals/kafka.connection';
+import { chosenPartitions } from '../internals/partitioner';
 import { OutgoingRecord } from '../semantics/records';
+import { KafkaUnacknowledgedError, unacknowledgedPartitions } from './unacknowledged';
 
 /** Options of a {@link BatchProducer}. */
 export interface BatchProducerOptions {
@@ -195,7 +197,11 @@ export class BatchProducer {
         } catch (error) {
           this.logger.error(`produce of ${batch.length} call(s) failed: ${String(error)}`);
           for (const pending of batch) pending.reject(error);
-          if (producerIdLost(error)) producer = await this.renew(producer);
+          // A send left unanswered may still have been stored: its sequence numbers, rolled
+          // back by kafkajs, would make the broker take the next records for a duplicate.
+          if (producerIdLost(error) || error instanceof KafkaUnacknowledgedError) {
+            producer = await this.renew(producer);
+          }
         }
       }
     } finally {
@@ -263,8 +269,12 @@ export class BatchProducer {
     return this.queue.splice(0, taken);
   }
 
+  /** @throws {KafkaUnacknowledgedError} when kafkajs resolved without every partition's answer */
   private async produce(producer: Producer, records: readonly OutgoingRecord[]): Promise<void> {
-    await producer.sendBatch({ acks: -1, topicMessages: this.byTopic(records) });
+    const topicMessages = this.byTopic(records);
+    const answers = await producer.sendBatch({ acks: -1, topicMessages });
+    const missing = unacknowledgedPartitions(topicMessages, answers, chosenPartitions);
+    if (missing.length > 0) throw new KafkaUnacknowledgedError(missing);
   }
 
   private byTopic(records: readonly OutgoingRecord[]): TopicMessages[] {

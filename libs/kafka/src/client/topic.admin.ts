@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { Admin } from 'kafkajs';
 
+import { KafkaSecurityError } from '../internals/kafka-security';
 import { KafkaConnection } from '../internals/kafka.connection';
 import { TopicSpec } from './topic-specs';
 
@@ -22,9 +23,20 @@ export class TopicAdmin {
     this.probe = connection.admin(0);
   }
 
-  /** The first connection of an app: a TLS or SASL failure stops start-up with a clear error. */
+  /**
+   * The first connection of an app: a TLS or SASL failure stops start-up with a clear error.
+   * One attempt without retries goes first: such a failure stops start-up then, before
+   * kafkajs logs a line per retry; a broker that is not up yet gets the clients' retries.
+   */
   async connect(): Promise<void> {
     try {
+      const first = await this.connection.connectOnce().then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      if (first && this.connection.explain(first.error) instanceof KafkaSecurityError) {
+        throw first.error;
+      }
       await Promise.all([this.admin.connect(), this.probe.connect()]);
     } catch (error) {
       throw this.connection.explain(error);
@@ -88,7 +100,21 @@ export class TopicAdmin {
       );
     }
     // Asking each leader for its offsets proves it serves the partition.
-    await Promise.all(topics.map((topic) => this.admin.fetchTopicOffsets(topic)));
+    await Promise.all(topics.map((topic) => this.offsetsServed(topic)));
+  }
+
+  /**
+   * Asks the leaders for a topic's offsets. kafkajs 2.2.4 throws a TypeError when no broker
+   * answered for the topic yet (on a cluster, a broker that has not learned of a new topic):
+   * that is "not ready yet", tried again like the broker's own answers of that kind.
+   */
+  private async offsetsServed(topic: string): Promise<void> {
+    try {
+      await this.admin.fetchTopicOffsets(topic);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      throw Object.assign(new Error(`no offsets answered yet for ${topic}`), { retriable: true });
+    }
   }
 
   /**

@@ -2,7 +2,9 @@ import { ConnectionOptions } from 'node:tls';
 
 import {
   KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
   KafkaJSSASLAuthenticationError,
 } from 'kafkajs';
 
@@ -167,8 +169,15 @@ describe(explainKafkaError.name, () => {
   const scram = {
     sasl: { mechanism: 'scram-sha-512', username: 'app', password: PASSWORD },
   } as const;
-  const connectionError = (code: string) =>
-    new KafkaJSConnectionError(`Connection error: ${code}`, { broker: 'b:1', code });
+  const connectionError = (code: string, message = code) =>
+    new KafkaJSConnectionError(`Connection error: ${message}`, { broker: 'b:1', code });
+  // What kafkajs makes of a broker's handshake answer with Kafka's error code 33.
+  const unsupportedMechanism = new KafkaJSProtocolError({
+    type: 'UNSUPPORTED_SASL_MECHANISM',
+    code: 33,
+    retriable: false,
+    message: 'The broker does not support the requested SASL mechanism',
+  } as never);
 
   it.each([
     [
@@ -196,6 +205,14 @@ describe(explainKafkaError.name, () => {
       'Kafka SASL mechanism SCRAM-SHA-512 is not enabled on the broker (KAFKA_SASL_MECHANISM)',
     ],
     [
+      "a mechanism the broker lacks, as the broker's handshake answer says it",
+      Object.assign(new KafkaJSNonRetriableError(unsupportedMechanism), {
+        cause: unsupportedMechanism,
+      }),
+      scram,
+      'Kafka SASL mechanism SCRAM-SHA-512 is not enabled on the broker (KAFKA_SASL_MECHANISM)',
+    ],
+    [
       'an untrusted certificate, after retries',
       new KafkaJSNumberOfRetriesExceeded(connectionError('SELF_SIGNED_CERT_IN_CHAIN'), {
         retryCount: 5,
@@ -215,6 +232,15 @@ describe(explainKafkaError.name, () => {
       connectionError('ERR_SSL_WRONG_VERSION_NUMBER'),
       { tls: { checkHostname: true } },
       'is it a plaintext listener? (KAFKA_SSL)',
+    ],
+    [
+      'TLS to a plaintext listener that closes the connection',
+      connectionError(
+        'ECONNRESET',
+        'Client network socket disconnected before secure TLS connection was established',
+      ),
+      { tls: { checkHostname: true } },
+      'the broker did not answer in TLS: is it a plaintext listener? (KAFKA_SSL) (ECONNRESET)',
     ],
     [
       'a refused client certificate',

@@ -239,19 +239,29 @@ function explainOne(
 ): KafkaSecurityError | undefined {
   if (error instanceof KafkaSecurityError) return error;
   if (error.name === 'KafkaJSSASLAuthenticationError') return saslError(error, options.sasl);
+  // A broker that does not enable the mechanism answers the handshake with this error code.
+  if ((error as { type?: unknown }).type === UNSUPPORTED_SASL_MECHANISM) {
+    return mechanismError(options.sasl);
+  }
   const code = typeof error.code === 'string' ? error.code : '';
   if (error.name !== 'KafkaJSConnectionError' || code === '') return undefined;
-  return tlsError(code, options.tls);
+  return tlsError(code, error.message, options.tls);
+}
+
+/** kafkajs's name for Kafka's error code 33, the broker's answer to an unknown mechanism. */
+const UNSUPPORTED_SASL_MECHANISM = 'UNSUPPORTED_SASL_MECHANISM';
+
+function mechanismError(sasl: KafkaSaslOptions | undefined): KafkaSecurityError {
+  const mechanism = (sasl?.mechanism ?? 'none').toUpperCase();
+  return new KafkaSecurityError(
+    'KAFKA_SASL_FAILED',
+    `Kafka SASL mechanism ${mechanism} is not enabled on the broker (${VARS.mechanism})`,
+  );
 }
 
 function saslError(error: Error, sasl: KafkaSaslOptions | undefined): KafkaSecurityError {
+  if (/mechanism is not supported by the server/.test(error.message)) return mechanismError(sasl);
   const mechanism = (sasl?.mechanism ?? 'none').toUpperCase();
-  if (/mechanism is not supported by the server/.test(error.message)) {
-    return new KafkaSecurityError(
-      'KAFKA_SASL_FAILED',
-      `Kafka SASL mechanism ${mechanism} is not enabled on the broker (${VARS.mechanism})`,
-    );
-  }
   return new KafkaSecurityError(
     'KAFKA_SASL_FAILED',
     `Kafka SASL authentication failed (${credentialVariables(sasl)}): the broker refused the ` +
@@ -265,7 +275,17 @@ function credentialVariables(sasl: KafkaSaslOptions | undefined): string {
   return `${VARS.username}/${password}`;
 }
 
-function tlsError(code: string, tls: KafkaTlsOptions | undefined): KafkaSecurityError | undefined {
+/**
+ * Node's message when a TLS handshake's connection is closed before the broker answered: a
+ * plaintext listener reads the TLS greeting as an oversized request and closes the connection.
+ */
+const CLOSED_BEFORE_TLS = 'before secure TLS connection was established';
+
+function tlsError(
+  code: string,
+  message: string,
+  tls: KafkaTlsOptions | undefined,
+): KafkaSecurityError | undefined {
   const failed = (message: string) =>
     new KafkaSecurityError('KAFKA_TLS_FAILED', `Kafka TLS: ${message} (${code})`);
   if (UNTRUSTED_CERTIFICATE.has(code)) {
@@ -280,7 +300,12 @@ function tlsError(code: string, tls: KafkaTlsOptions | undefined): KafkaSecurity
   if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
     return failed(`the broker's certificate is expired or not yet valid`);
   }
-  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
+  const closedBeforeTls = tls !== undefined && message.includes(CLOSED_BEFORE_TLS);
+  if (
+    code === 'ERR_SSL_WRONG_VERSION_NUMBER' ||
+    code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG' ||
+    closedBeforeTls
+  ) {
     return failed(`the broker did not answer in TLS: is it a plaintext listener? (${VARS.ssl})`);
   }
   if (/ALERT_(CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN)/.test(code)) {

@@ -1,5 +1,14 @@
 import { Logger } from '@nestjs/common';
-import { Admin, Consumer, ConsumerConfig, Kafka, logCreator, logLevel, Producer } from 'kafkajs';
+import {
+  Admin,
+  Consumer,
+  ConsumerConfig,
+  Kafka,
+  KafkaConfig,
+  logCreator,
+  logLevel,
+  Producer,
+} from 'kafkajs';
 
 import { CounterTally } from '@app/observability';
 
@@ -84,6 +93,21 @@ const logToNest: logCreator = () => {
   };
 };
 
+/** kafkajs's settings for the options (TLS and SASL files are read here). */
+function kafkaSettings(options: KafkaConnectionOptions): KafkaConfig {
+  return {
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    ...kafkajsSecurity(options),
+    logLevel: logLevel.WARN,
+    logCreator: logToNest,
+    connectionTimeout: 3_000,
+    // Waits between retries stay under a second, so a broker that comes back is found
+    // within one (a consumer restarting after a crash waits the last of them too).
+    retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 1_000 },
+  };
+}
+
 /**
  * One connection setting for an app: makes the kafkajs clients the rest of this lib uses,
  * and maps logical topic names to the deployment's real ones.
@@ -106,19 +130,23 @@ export class KafkaConnection {
   constructor(readonly options: KafkaConnectionOptions) {
     installKafkajsReplacements();
     const memory = MemoryCluster.selectedBy(options.brokers);
-    this.kafka = memory
-      ? memory.asKafka()
-      : new Kafka({
-          clientId: options.clientId,
-          brokers: [...options.brokers],
-          ...kafkajsSecurity(options),
-          logLevel: logLevel.WARN,
-          logCreator: logToNest,
-          connectionTimeout: 3_000,
-          // Waits between retries stay under a second, so a broker that comes back is found
-          // within one (a consumer restarting after a crash waits the last of them too).
-          retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 1_000 },
-        });
+    this.kafka = memory ? memory.asKafka() : new Kafka(kafkaSettings(options));
+  }
+
+  /**
+   * Connects once, without retries, and disconnects: start-up's first contact, so a TLS or
+   * SASL failure is known after one attempt rather than after every client's retries (each
+   * logged by kafkajs). kafkajs retries a connection with the client's own settings, whatever
+   * an admin client's `retry` says, hence a client of its own.
+   */
+  async connectOnce(): Promise<void> {
+    if (MemoryCluster.selectedBy(this.options.brokers)) return;
+    const admin = new Kafka({ ...kafkaSettings(this.options), retry: { retries: 0 } }).admin();
+    try {
+      await admin.connect();
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   /**

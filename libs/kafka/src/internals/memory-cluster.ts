@@ -168,7 +168,10 @@ export class MemoryCluster {
   }
 
   /** Appends a message where kafkajs's partitioner here would put it, and wakes the consumers. */
-  private append(topic: string, message: Message): { topicName: string; partition: number } {
+  private append(
+    topic: string,
+    message: Message,
+  ): { topicName: string; partition: number; errorCode: number } {
     const partitions = this.partitions(topic);
     const partition =
       message.partition ??
@@ -182,7 +185,7 @@ export class MemoryCluster {
       timestamp: Date.now(),
     });
     for (const consumer of this.consumers) consumer.wake();
-    return { topicName: topic, partition };
+    return { topicName: topic, partition, errorCode: 0 };
   }
 }
 

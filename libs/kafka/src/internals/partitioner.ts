@@ -41,13 +41,20 @@ export function murmur2(key: Buffer | string): number {
 const toPositive = (n: number): number => n & 0x7fffffff;
 
 /**
+ * The partition the partitioner last chose for each message object it was given: a send's
+ * answer is checked against it (kafkajs can resolve a send without every partition's answer).
+ */
+export const chosenPartitions = new WeakMap<object, number>();
+
+/**
  * An explicit partition wins; a key picks `murmur2(key) mod partitions`; a record without
  * either goes round-robin over the partitions that have a leader. This is kafkajs's
- * `Partitioners.DefaultPartitioner`, with the faster hash.
+ * `Partitioners.DefaultPartitioner`, with the faster hash. Each choice is kept in
+ * {@link chosenPartitions}.
  */
 export const keyHashPartitioner: ICustomPartitioner = () => {
   const counters = new Map<string, number>();
-  return ({ topic, partitionMetadata, message }) => {
+  const choose: ReturnType<ICustomPartitioner> = ({ topic, partitionMetadata, message }) => {
     if (message.partition !== null && message.partition !== undefined) return message.partition;
     if (message.key !== null && message.key !== undefined) {
       return toPositive(murmur2(message.key)) % partitionMetadata.length;
@@ -57,5 +64,10 @@ export const keyHashPartitioner: ICustomPartitioner = () => {
     const available = partitionMetadata.filter((p) => p.leader >= 0);
     if (available.length === 0) return toPositive(counter) % partitionMetadata.length;
     return available[toPositive(counter) % available.length].partitionId;
+  };
+  return (args) => {
+    const partition = choose(args);
+    chosenPartitions.set(args.message, partition);
+    return partition;
   };
 };

@@ -462,4 +462,47 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     expect(control.failures).toEqual(['0', '1']);
     expect(control.commits).toEqual([]);
   });
+
+  it('commits without handling again the records an earlier pipeline finished, then handles the rest', async () => {
+    const gates = new Gates();
+    const control = new Control();
+    let earlier: bigint | undefined = 12n;
+    const p = new PartitionPipeline(
+      gates.handle,
+      {
+        maxInFlight: 10,
+        dueAt: () => undefined,
+        dueWindowMs: 0,
+        now: () => 0,
+        failureBackoffMs: 500,
+        admissionWaitMs: 20,
+        finishedBefore: () => earlier,
+      },
+      control,
+    );
+    // Fetched again from the last offset the broker has (its commit of 10 and 11 was lost).
+    expect(await p.admit([record(10, 'a'), record(11, 'a'), record(12, 'a')], always)).toBe('12');
+    await tick();
+    expect(gates.started).toEqual(['12']);
+    expect(control.commits.at(-1)).toBe('12');
+    // Skipping ends at the first record handled, whatever the earlier pipeline finishes later.
+    earlier = 20n;
+    expect(await p.admit([record(13, 'b')], always)).toBe('13');
+    await tick();
+    expect(gates.started).toEqual(['12', '13']);
+    gates.finish(12);
+    gates.finish(13);
+    await tick();
+    expect(control.commits.at(-1)).toBe('14');
+    expect(p.finishedBefore()).toBe(14n);
+  });
+
+  it('handles every record when no earlier pipeline finished any', async () => {
+    const gates = new Gates();
+    const p = pipeline(gates, new Control());
+    await p.admit([record(0), record(1)], always);
+    await tick();
+    expect(gates.started).toEqual(['0', '1']);
+    expect(p.finishedBefore()).toBeUndefined();
+  });
 });

@@ -77,6 +77,13 @@ export interface PipelineOptions {
   readonly failureBackoffMs: number;
   /** Longest a batch waits for a free slot before the partition is held instead. */
   readonly admissionWaitMs: number;
+  /**
+   * Where an earlier pipeline of this partition in this process had finished (the offset after
+   * its finished prefix, whose effects are durable), or undefined. The records before it that
+   * the consumer fetches again (their commit was lost, as in a broker outage) are committed
+   * without being handled a second time.
+   */
+  readonly finishedBefore?: () => bigint | undefined;
 }
 
 /**
@@ -119,6 +126,8 @@ export class PartitionPipeline {
   private held = false;
   /** The tasks waiting on the latest durable promise answered, until it settles. */
   private durableWait: { readonly durable: Promise<void>; readonly tasks: Task[] } | undefined;
+  /** Until the first record handled: records an earlier pipeline finished are skipped. */
+  private skipping = true;
 
   constructor(
     private readonly handle: PipelineHandler,
@@ -148,6 +157,10 @@ export class PartitionPipeline {
       const offset = BigInt(record.offset);
       // A batch fetched again after a rewind may start with records already admitted.
       if (this.lastAdmitted !== undefined && offset <= this.lastAdmitted) continue;
+      if (this.skipping && this.finishedEarlier(record, offset)) {
+        last = record.offset;
+        continue;
+      }
       if (this.failure !== undefined || this.held || !active) break;
       const now = this.options.now();
       // A record admitted behind one not yet due runs no earlier than that one.
@@ -186,6 +199,30 @@ export class PartitionPipeline {
       last = record.offset;
     }
     return last;
+  }
+
+  /**
+   * The offset after the finished prefix (the next one to commit), or undefined before any
+   * record finished: where a later pipeline of this partition may start handling again.
+   */
+  finishedBefore(): bigint | undefined {
+    return this.wanted;
+  }
+
+  /**
+   * Whether an earlier pipeline finished the record: then it is admitted as finished (so it is
+   * committed) without running. The first record not finished earlier ends the skipping.
+   */
+  private finishedEarlier(record: IncomingRecord, offset: bigint): boolean {
+    const before = this.options.finishedBefore?.();
+    if (before === undefined || offset >= before) {
+      this.skipping = false;
+      return false;
+    }
+    this.pending.push({ record, offset, done: true, lane: undefined });
+    this.lastAdmitted = offset;
+    this.advance();
+    return true;
   }
 
   /** The first admitted record not finished yet, if any (where a new owner must start). */
