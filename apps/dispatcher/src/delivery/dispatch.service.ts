@@ -4,6 +4,7 @@ import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { HmacSha1, SecretBox, SecretBoxError } from '@app/signing';
+import { activeTraceHeaders, tracerOf } from '@app/tracing';
 
 import {
   admit,
@@ -26,6 +27,7 @@ import {
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
+import { endWebhookSpan, startWebhookSpan, tracedAttempt } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
@@ -79,6 +81,8 @@ export class DispatchService {
   private readonly signers = new WeakMap<object, HmacSha1>();
   /** Static headers less those that cannot be sent (saved before the admin refused them). */
   private readonly staticHeaders = new StaticHeaders((message) => this.logger.warn(message));
+  /** Undefined when traces are off: then nothing below builds a span or an attribute. */
+  private readonly tracer = tracerOf('dispatcher');
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -104,7 +108,7 @@ export class DispatchService {
    *   tried again)
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
-    const { result, ledger } = await this.run(record, path);
+    const { result, ledger } = await this.traced(record, path);
     await ledger?.durable;
     return result;
   }
@@ -115,7 +119,14 @@ export class DispatchService {
    * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
    */
   async handle(record: IncomingRecord, path: DeliveryPath): Promise<DurableLater | undefined> {
-    return (await this.run(record, path)).ledger;
+    return (await this.traced(record, path)).ledger;
+  }
+
+  /** {@link run} in an attempt's span when traces are on. */
+  private traced(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
+    const tracer = this.tracer;
+    if (tracer === undefined) return this.run(record, path);
+    return tracedAttempt(tracer, record, () => this.run(record, path));
   }
 
   private async run(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
@@ -226,7 +237,11 @@ export class DispatchService {
   ): Promise<Handled> {
     const now = this.now();
     const records: OutgoingRecord[] = [];
-    if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
+    if (decision.kind === 'retry') {
+      // The next attempt's span is the child of this one's.
+      const trace = this.tracer ? activeTraceHeaders() : undefined;
+      records.push(retryRecord(record, decision.retry, trace));
+    }
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
     const outcome = this.publishesOutcome(facts, decision)
       ? outcomeJson(facts, decision, answers, now)
@@ -328,9 +343,11 @@ export class DispatchService {
   ): Promise<TimedResult> {
     const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
+    const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id);
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
     const latencyMs = performance.now() - startedAt;
+    if (span) endWebhookSpan(span, result, latencyMs);
     this.metrics.requestEnded(result.kind, result.status, latencyMs / 1000);
     if (result.kind !== 'success') {
       this.logger.warn(

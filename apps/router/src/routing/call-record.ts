@@ -133,10 +133,16 @@ function parseBody(value: Buffer): unknown {
 
 /**
  * The delivery of a call to one destination: keyed `destinationId:userKey`, the call's bytes
- * unchanged (serialize once), the routing facts in headers.
+ * unchanged (serialize once), the routing facts in headers; `trace` holds the routing span's
+ * `traceparent` when traces are on.
  */
-export function deliveryRecord(call: CallFacts, destinationId: string): OutgoingRecord {
+export function deliveryRecord(
+  call: CallFacts,
+  destinationId: string,
+  trace?: Readonly<Record<string, string>>,
+): OutgoingRecord {
   const headers: Record<string, string> = {
+    ...trace,
     [HEADER.sourceId]: call.sourceId,
     [HEADER.callType]: call.type,
     [HEADER.destinationId]: destinationId,

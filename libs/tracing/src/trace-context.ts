@@ -1,0 +1,85 @@
+import {
+  Context,
+  context,
+  ROOT_CONTEXT,
+  Span,
+  SpanKind,
+  SpanStatusCode,
+  TextMapGetter,
+  TextMapSetter,
+  trace,
+  Tracer,
+} from '@opentelemetry/api';
+
+import { tracePropagator } from './tracing-sdk';
+
+/** Reads a Kafka record's headers (Buffers) as a propagation carrier. */
+const RECORD_HEADERS: TextMapGetter<Readonly<Record<string, Buffer | undefined>>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key]?.toString('latin1'),
+};
+
+/** Reads HTTP request headers (lower-case names) as a propagation carrier. */
+const HTTP_HEADERS: TextMapGetter<Readonly<Record<string, string | string[] | undefined>>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key],
+};
+
+/** Writes into a header map (a record's headers to produce). */
+const HEADER_MAP: TextMapSetter<Record<string, string>> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
+
+/** The context a Kafka record's `traceparent` header carries (the root context without one). */
+export function recordParent(headers: Readonly<Record<string, Buffer | undefined>>): Context {
+  return tracePropagator()?.extract(ROOT_CONTEXT, headers, RECORD_HEADERS) ?? ROOT_CONTEXT;
+}
+
+/** The context a producer's `traceparent` HTTP header carries (the root context without one). */
+export function httpParent(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): Context {
+  return tracePropagator()?.extract(ROOT_CONTEXT, headers, HTTP_HEADERS) ?? ROOT_CONTEXT;
+}
+
+/**
+ * The `traceparent` (and `tracestate`) headers that make what is produced now a child of the
+ * active span, sampled or not: a trace left unsampled stays unsampled downstream.
+ */
+export function activeTraceHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {};
+  tracePropagator()?.inject(context.active(), headers, HEADER_MAP);
+  return headers;
+}
+
+/** The span `fn` runs in (made active for it), ended with an error status if `fn` throws. */
+export async function inSpan<T>(
+  tracer: Tracer,
+  name: string,
+  kind: SpanKind,
+  parent: Context,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  const span = tracer.startSpan(name, { kind }, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), () => fn(span));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The span active in the current async context, when it records attributes. */
+export function recordingSpan(): Span | undefined {
+  const span = trace.getSpan(context.active());
+  return span?.isRecording() ? span : undefined;
+}
+
+/** An error's class name: never its message, which may quote input. */
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}

@@ -1,0 +1,141 @@
+import { Logger } from '@nestjs/common';
+import {
+  context,
+  diag,
+  DiagLogger,
+  DiagLogLevel,
+  TextMapPropagator,
+  Tracer,
+} from '@opentelemetry/api';
+
+/** The shape of each app's `tracing` configuration (libs/config's TracingConfig). */
+export interface TracingOptions {
+  /** Where spans are posted (the `/v1/traces` URL). */
+  readonly url: string;
+  readonly protocol: 'http/protobuf' | 'http/json';
+  readonly serviceName: string;
+  /** `key=value` pairs separated by commas (OTEL_RESOURCE_ATTRIBUTES). */
+  readonly resourceAttributes: string;
+  readonly sampler: string;
+  /** The share the ratio samplers keep, 0 to 1. */
+  readonly ratio: number;
+  readonly scheduleDelayMs: number;
+  readonly maxQueueSize: number;
+}
+
+/** What one app traces with: its tracer, and the provider that exports its spans. */
+interface AppTracing {
+  readonly tracer: Tracer;
+  readonly shutdown: () => Promise<void>;
+}
+
+/** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
+const apps = new Map<string, AppTracing>();
+let propagator: TextMapPropagator | undefined;
+
+/**
+ * The tracer of `app`, or undefined when its traces are off: hot paths test this once and
+ * pay nothing more when off. Read it after {@link startTracing} (apps' constructors do).
+ */
+export function tracerOf(app: string): Tracer | undefined {
+  return apps.get(app)?.tracer;
+}
+
+/** The W3C trace-context propagator; set once some app traces. */
+export function tracePropagator(): TextMapPropagator | undefined {
+  return propagator;
+}
+
+/**
+ * Loads the OpenTelemetry SDK and starts exporting `app`'s spans over OTLP/HTTP. Without
+ * options (traces off) it loads nothing: the SDK's packages are imported here only.
+ */
+export async function startTracing(
+  app: string,
+  options: TracingOptions | undefined,
+): Promise<void> {
+  if (options === undefined || apps.has(app)) return;
+  const [sdk, core, resources, hooks] = await Promise.all([
+    loadSdk(),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
+  if (propagator === undefined) {
+    propagator = new core.W3CTraceContextPropagator();
+    // Spans of one delivery attempt find their parent through the async context.
+    context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
+    diag.setLogger(diagLogger(), DiagLogLevel.WARN);
+  }
+  const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);
+  const provider = new sdk.TracerProvider({
+    resource: resources
+      .defaultResource()
+      .merge(
+        resources.resourceFromAttributes({ ...attributes, 'service.name': options.serviceName }),
+      ),
+    sampler: sampler(sdk, options),
+    spanProcessors: [
+      new sdk.BatchSpanProcessor({
+        exporter: await exporter(options),
+        scheduledDelayMillis: options.scheduleDelayMs,
+        maxQueueSize: options.maxQueueSize,
+        maxExportBatchSize: Math.min(512, options.maxQueueSize),
+      }),
+    ],
+  });
+  apps.set(app, {
+    tracer: provider.getTracer(`sluice.${app}`),
+    shutdown: () => provider.shutdown(),
+  });
+}
+
+/** Exports `app`'s last spans and stops its provider (nothing when it has none). */
+export async function stopTracing(app: string): Promise<void> {
+  const traced = apps.get(app);
+  if (traced === undefined) return;
+  apps.delete(app);
+  await traced.shutdown();
+}
+
+const loadSdk = () => import('@opentelemetry/sdk-trace');
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
+/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for. */
+function sampler(sdk: Sdk, options: TracingOptions): InstanceType<Sdk['ParentBasedSampler']> {
+  const name = options.sampler;
+  const base = name.replace(/^parentbased_/, '');
+  const root =
+    base === 'always_off'
+      ? new sdk.AlwaysOffSampler()
+      : base === 'traceidratio'
+        ? new sdk.TraceIdRatioBasedSampler(options.ratio)
+        : new sdk.AlwaysOnSampler();
+  // A sampler that is not parent-based still decides below a remote parent: root everywhere.
+  return name.startsWith('parentbased_')
+    ? new sdk.ParentBasedSampler({ root })
+    : new sdk.ParentBasedSampler({
+        root,
+        remoteParentSampled: root,
+        remoteParentNotSampled: root,
+        localParentSampled: root,
+        localParentNotSampled: root,
+      });
+}
+
+/** The OTLP/HTTP exporter of the protocol (its headers, TLS and timeout from `OTEL_EXPORTER_OTLP_*`). */
+async function exporter(options: TracingOptions) {
+  if (options.protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ url: options.url });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url: options.url });
+}
+
+/** The SDK's own warnings (an export that failed, spans dropped) in the app's log. */
+function diagLogger(): DiagLogger {
+  const logger = new Logger('Tracing');
+  const write = (message: string) => logger.warn(message);
+  return { error: write, warn: write, info: () => {}, debug: () => {}, verbose: () => {} };
+}
