@@ -5,8 +5,10 @@
  * that loop's CPU per request; (b) the healthy destination's deliveries/s while another
  * destination times out on every request, divided by the all-healthy run; (c) the
  * dispatcher's CPU while only paused retry partitions exist. A/B runs interleaved, medians.
- * (a) runs with the delivery ledger's outcome records on and off; then the admin app's ledger
- * writer drains one ledger-on run's outcomes, and its rows/s is set against the dispatcher's.
+ * (a) runs with the delivery ledger's outcome records on and off, and (ledger on) with
+ * OpenTelemetry traces on at 10% and 100% of new traces, exported to a local OTLP sink; then
+ * the admin app's ledger writer drains one ledger-on run's outcomes, and its rows/s is set
+ * against the dispatcher's.
  *
  * Run through `npm run bench:dispatcher` (bench/run.sh builds, starts the services,
  * migrates). Settings are described in bench/DISPATCHER.md.
@@ -36,6 +38,7 @@ import {
   waitForHttp,
 } from './processes.mts';
 import { count, fixed } from './report.mts';
+import { startOtlpSink, TRACED_RATIOS, tracingEnv } from './tracing-sides.mts';
 
 const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
 const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
@@ -61,7 +64,7 @@ interface Mark {
   readonly machine?: number;
 }
 
-type Side = 'dispatcher' | 'ledgerOff' | 'bare' | 'healthy' | 'failing';
+type Side = 'dispatcher' | 'ledgerOff' | 'traced10' | 'traced100' | 'bare' | 'healthy' | 'failing';
 
 /** Where the outcomes of the last ledger-on run of (a) start, and how many there are. */
 interface LedgerRun {
@@ -78,6 +81,8 @@ class DispatcherBench {
   private okOrigin = '';
   private hangOrigin = '';
   private otherUrl = '';
+  /** The OTLP sink the traced sides export to. */
+  private otlpUrl = '';
   /** The HTTP port of the dispatcher started last. */
   private port = 0;
   private runs = 0;
@@ -92,6 +97,7 @@ class DispatcherBench {
   async run(): Promise<string> {
     const s = this.settings;
     await this.startSink();
+    this.otlpUrl = (await startOtlpSink(this.supervisor)).url;
     progress(`setting up (topic prefix ${this.stand.prefix})`);
     this.otherUrl = `${this.okOrigin}${OTHER_PATH}`;
     await this.stand.setUp(`${this.okOrigin}${HEALTHY_PATH}`, this.otherUrl);
@@ -104,6 +110,8 @@ class DispatcherBench {
     const all: Record<Side, Series> = {
       dispatcher: series('(a) dispatcher deliveries/s, ledger on'),
       ledgerOff: series('(a) dispatcher deliveries/s, ledger off'),
+      traced10: series('(a) dispatcher deliveries/s, traces 10%'),
+      traced100: series('(a) dispatcher deliveries/s, traces 100%'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
       failing: series('(b) healthy dest., other times out'),
@@ -113,8 +121,8 @@ class DispatcherBench {
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const odd = round % 2 === 1;
       const order: Side[] = odd
-        ? ['dispatcher', 'ledgerOff', 'bare', 'healthy', 'failing']
-        : ['bare', 'ledgerOff', 'dispatcher', 'failing', 'healthy'];
+        ? ['dispatcher', 'traced10', 'traced100', 'ledgerOff', 'bare', 'healthy', 'failing']
+        : ['bare', 'ledgerOff', 'traced100', 'traced10', 'dispatcher', 'failing', 'healthy'];
       for (const side of order) all[side].samples.push(await this.measure(side));
     }
     const writer = await this.measureWriter();
@@ -174,7 +182,11 @@ class DispatcherBench {
         side === 'failing' ? `${this.hangOrigin}${OTHER_PATH}` : this.otherUrl,
       );
       await this.retrying(() => this.stand.resetGroups(part));
-      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1);
+      const traces =
+        side === 'traced10' || side === 'traced100'
+          ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
+          : {};
+      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces);
     }
     try {
       const sample = await this.window(child, expected, () => this.healthyCount());
@@ -316,7 +328,11 @@ class DispatcherBench {
   }
 
   /** `ledgerSample`: DISPATCHER_LEDGER_SUCCESS_SAMPLE (0: successes leave no outcome record). */
-  private async startDispatcher(part: Part, ledgerSample = 1): Promise<Managed> {
+  private async startDispatcher(
+    part: Part,
+    ledgerSample = 1,
+    traces: Record<string, string> = {},
+  ): Promise<Managed> {
     const s = this.settings;
     this.port = await freePort();
     return this.startApp(`dispatcher (${part})`, DISPATCHER_MAIN, part, {
@@ -327,6 +343,7 @@ class DispatcherBench {
       DISPATCHER_REQUEST_TIMEOUT_MS: String(s.requestTimeoutMs),
       DISPATCHER_RETRY_DELAYS: s.retryDelays,
       DISPATCHER_LEDGER_SUCCESS_SAMPLE: String(ledgerSample),
+      ...traces,
     });
   }
 

@@ -24,6 +24,7 @@ import {
   OTLP_URL,
   OtlpProtocol,
   TRACES_EXPORTERS,
+  TRACES_PROTOCOLS,
   TRACES_SAMPLERS,
   TracesExporterName,
   TracesSamplerName,
@@ -306,7 +307,7 @@ export class BaseEnv {
   OTEL_EXPORTER_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
 
   /** Overrides `OTEL_EXPORTER_OTLP_PROTOCOL` for traces. */
-  @IsIn(['', ...OTLP_PROTOCOLS], {
+  @IsIn(TRACES_PROTOCOLS, {
     message: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http/protobuf or http/json',
   })
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: OtlpProtocol | '' = '';

@@ -5,6 +5,8 @@ export type TracesExporterName = (typeof TRACES_EXPORTERS)[number];
 /** OTLP over HTTP, the encodings every OTLP receiver takes on port 4318. */
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+/** `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` values: '' follows `OTEL_EXPORTER_OTLP_PROTOCOL`. */
+export const TRACES_PROTOCOLS = ['', 'http/protobuf', 'http/json'] as const;
 
 /** The standard `OTEL_TRACES_SAMPLER` values. */
 export const TRACES_SAMPLERS = [
