@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 
-import { HEADER } from '@app/contracts';
+import { HEADER, TOPIC } from '@app/contracts';
+import { BatchProducer, headerText } from '@app/kafka';
 
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
+import { IngestHarness } from '../../helpers/ingest-harness';
 import { OtlpReceiver, ReceivedSpan } from '../../helpers/otlp-receiver';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
@@ -15,9 +17,9 @@ const CLIENT = 3;
 const CONSUMER = 5;
 
 /**
- * Ingest, the router and the dispatcher with traces on, exporting OTLP/HTTP (JSON) to a real
- * receiver: one call whose first POST fails gives one trace from the producer's span to both
- * attempts.
+ * Ingest, the router and the dispatcher with traces on, exporting OTLP/HTTP (protobuf, the
+ * default) to a real receiver: one call whose first POST fails gives one trace from the
+ * producer's span to both attempts.
  */
 describe('traces', () => {
   const harness = new DispatcherHarness();
@@ -29,7 +31,6 @@ describe('traces', () => {
     await sink.start();
     await harness.start({
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '200',
     });
   });
@@ -114,6 +115,66 @@ describe('traces', () => {
     for (const secret of [source.writeKey, SECRET, STATIC_HEADER_VALUE, URL_TOKEN]) {
       expect(values.filter((v) => v.includes(secret))).toEqual([]);
     }
+  });
+});
+
+/** Ingest alone, exporting OTLP/HTTP JSON: a record of the Kafka ingress continues its trace. */
+describe('traces of the Kafka ingress', () => {
+  const harness = new IngestHarness();
+  const collector = new OtlpReceiver();
+  let producer: BatchProducer;
+
+  beforeAll(async () => {
+    await collector.start();
+    await harness.start({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '200',
+    });
+    producer = new BatchProducer(harness.connection);
+    await producer.connect();
+  });
+
+  afterAll(async () => {
+    await producer?.disconnect();
+    await harness.close();
+    await collector.stop();
+  });
+
+  it("makes the record's traceparent the parent of its span and of the call's", async () => {
+    const source = await harness.source();
+    const traceId = randomBytes(16).toString('hex');
+    const producerSpanId = randomBytes(8).toString('hex');
+    const messageId = randomUUID();
+    await producer.send([
+      {
+        topic: TOPIC.ingest,
+        key: 'k',
+        value: JSON.stringify({ type: 'track', userId: 'u', event: 'E', messageId }),
+        headers: {
+          [HEADER.writeKey]: source.writeKey,
+          [HEADER.traceparent]: `00-${traceId}-${producerSpanId}-01`,
+        },
+      },
+    ]);
+    const [call] = await harness.reader.waitFor(
+      TOPIC.calls,
+      (r) => headerText(r, HEADER.messageId) === messageId,
+    );
+    const [span] = await collector.trace(traceId, 1);
+    expect(span).toMatchObject({
+      service: 'sluice-ingest',
+      kind: CONSUMER,
+      parentSpanId: producerSpanId,
+    });
+    expect(span.attributes).toMatchObject({
+      'messaging.destination.name': TOPIC.ingest,
+      'sluice.source.id': source.id,
+      'sluice.calls.accepted': 1,
+    });
+    expect(headerText(call, HEADER.traceparent)).toBe(`00-${traceId}-${span.spanId}-01`);
+    const values = Object.values(span.attributes).map(String);
+    expect(values.filter((v) => v.includes(source.writeKey))).toEqual([]);
   });
 });
 

@@ -152,13 +152,13 @@ function callRecord(
   trace?: Readonly<Record<string, string>>,
 ): OutgoingRecord {
   const headers: Record<string, string> = {
-    ...trace,
     [HEADER.sourceId]: sourceId,
     [HEADER.callType]: call.type,
     [HEADER.messageId]: call.messageId,
     [HEADER.integrations]: encodeIntegrationsHeader(call.integrations),
   };
   if (call.event !== undefined) headers[HEADER.event] = call.event;
+  if (trace !== undefined) Object.assign(headers, trace);
   return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };
 }
 

@@ -142,13 +142,13 @@ export function deliveryRecord(
   trace?: Readonly<Record<string, string>>,
 ): OutgoingRecord {
   const headers: Record<string, string> = {
-    ...trace,
     [HEADER.sourceId]: call.sourceId,
     [HEADER.callType]: call.type,
     [HEADER.destinationId]: destinationId,
   };
   if (call.messageId !== undefined) headers[HEADER.messageId] = call.messageId;
   if (call.event !== undefined) headers[HEADER.event] = call.event;
+  if (trace !== undefined) Object.assign(headers, trace);
   return {
     topic: TOPIC.deliveries,
     key: `${destinationId}:${call.userKey}`,
