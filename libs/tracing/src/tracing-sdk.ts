@@ -23,6 +23,9 @@ export interface TracingOptions {
   readonly maxQueueSize: number;
 }
 
+/** Longest wait at shutdown for the last spans' export, in milliseconds. */
+const STOP_WAIT_MS = 3_000;
+
 /** What one app traces with: its tracer, and the provider that exports its spans. */
 interface AppTracing {
   readonly tracer: Tracer;
@@ -90,12 +93,21 @@ export async function startTracing(
   });
 }
 
-/** Exports `app`'s last spans and stops its provider (nothing when it has none). */
+/**
+ * Exports `app`'s last spans and stops its provider (nothing when it has none), waiting at
+ * most `STOP_WAIT_MS`: a receiver that is away must not hold the app's shutdown.
+ */
 export async function stopTracing(app: string): Promise<void> {
   const traced = apps.get(app);
   if (traced === undefined) return;
   apps.delete(app);
-  await traced.shutdown();
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+  try {
+    await Promise.race([traced.shutdown(), waited]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const loadSdk = () => import('@opentelemetry/sdk-trace');
