@@ -25,6 +25,7 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         sharedSecretCiphertext: true,
         filter: true,
         rateLimitPerSecond: true,
+        sendTraceparent: true,
         createdAt: true,
       },
     });

@@ -15,6 +15,7 @@ function rows(): SettingsRows {
         sharedSecretCiphertext: Buffer.from([1, 2, 3]),
         filter: null,
         rateLimitPerSecond: null,
+        sendTraceparent: false,
         createdAt: new Date(1_000),
       },
     ],
@@ -147,6 +148,15 @@ describe(buildSnapshot.name, () => {
       destinations: [{ ...input.destinations[0], rateLimitPerSecond }],
     });
     expect(snapshot.destinations.get('d1')?.rateLimitPerSecond).toBe(expected);
+  });
+
+  it.each([false, true])('carries whether the POSTs send a traceparent (%s)', (sendTraceparent) => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [{ ...input.destinations[0], sendTraceparent }],
+    });
+    expect(snapshot.destinations.get('d1')?.sendTraceparent).toBe(sendTraceparent);
   });
 
   it('keeps a missing secret as null', () => {

@@ -58,6 +58,8 @@ export interface DestinationSettings {
    * hand-made settings) is unlimited.
    */
   readonly rateLimitPerSecond?: number | null;
+  /** Its webhook POSTs carry a `traceparent` when traces are on (absent: they do not). */
+  readonly sendTraceparent?: boolean;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -78,6 +80,7 @@ export interface SettingsRows {
     | 'sharedSecretCiphertext'
     | 'filter'
     | 'rateLimitPerSecond'
+    | 'sendTraceparent'
     | 'createdAt'
   >[];
   /** Every webhook, in any order. */
@@ -217,5 +220,6 @@ function toDestination(
     webhooks,
     filter: compiledFilter(row.filter),
     rateLimitPerSecond: row.rateLimitPerSecond ?? null,
+    sendTraceparent: row.sendTraceparent ?? false,
   });
 }

@@ -7,6 +7,7 @@ export {
   inSpan,
   recordingSpan,
   recordParent,
+  spanTraceHeaders,
 } from './trace-context';
 export { TracingLifecycle } from './tracing.lifecycle';
 export { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';

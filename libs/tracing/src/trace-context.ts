@@ -54,6 +54,13 @@ export function activeTraceHeaders(): Record<string, string> {
   return headers;
 }
 
+/** The `traceparent` (and `tracestate`) headers that make a receiver's work a child of `span`. */
+export function spanTraceHeaders(span: Span): Record<string, string> {
+  const headers: Record<string, string> = {};
+  tracePropagator()?.inject(trace.setSpan(ROOT_CONTEXT, span), headers, HEADER_MAP);
+  return headers;
+}
+
 /** The span `fn` runs in (made active for it), ended with an error status if `fn` throws. */
 export async function inSpan<T>(
   tracer: Tracer,

@@ -109,11 +109,39 @@ describe('traces', () => {
     });
     expect(spans.every((s) => s.traceId === traceId)).toBe(true);
 
-    // The POST itself carries no trace context, and no span any secret.
+    // The POST carries no trace context unless its destination asks, and no span a secret.
     expect(sink.requests[0].headers[HEADER.traceparent]).toBeUndefined();
     const values = spans.flatMap((s) => Object.values(s.attributes).map(String));
     for (const secret of [source.writeKey, SECRET, STATIC_HEADER_VALUE, URL_TOKEN]) {
       expect(values.filter((v) => v.includes(secret))).toEqual([]);
+    }
+  });
+
+  it("sends the POST span's traceparent to a destination that asks for it", async () => {
+    const source = await harness.source();
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const destination = await harness.webhookDestination(source.id, { urls: [receiver.url()] });
+      await harness.sql('UPDATE destination SET send_traceparent = true WHERE id = $1', [
+        destination.id,
+      ]);
+      await harness.dispatcherSees(destination.id, (d) => d?.sendTraceparent === true);
+      const traceId = randomBytes(16).toString('hex');
+      const answer = await harness.post(
+        '/v1/track',
+        { userId: 'tracer', event: 'Order Completed', messageId: randomUUID() },
+        {
+          basic: source.writeKey,
+          headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+        },
+      );
+      expect(answer.status).toBe(200);
+      const [request] = await receiver.received(1, 20_000);
+      const spans = await collector.trace(traceId, 4);
+      const [post] = only(spans, (s) => s.kind === CLIENT);
+      expect(request.headers[HEADER.traceparent]).toBe(`00-${traceId}-${post.spanId}-01`);
+    } finally {
+      await receiver.stop();
     }
   });
 });

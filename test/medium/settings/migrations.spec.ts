@@ -119,6 +119,7 @@ describe('settings migrations', () => {
       'AddReplayJobResume1763769600400',
       'ManyDestinationsPerSource1763769600500',
       'AddDestinationRateLimit1763769600600',
+      'AddDestinationSendTraceparent1763769601100',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -184,6 +185,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationSendTraceparent1763769601100',
       'AddDestinationRateLimit1763769600600',
       'ManyDestinationsPerSource1763769600500',
       'AddReplayJobResume1763769600400',

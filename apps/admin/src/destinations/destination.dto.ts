@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -66,6 +67,15 @@ function IsRateLimit(): PropertyDecorator {
   };
 }
 
+/** What the OpenAPI document says of sending a `traceparent`. */
+const SEND_TRACEPARENT_SCHEMA = {
+  type: 'boolean',
+  default: false,
+  description:
+    "Each webhook POST carries the W3C traceparent of the dispatcher's span for it, so the " +
+    'receiver can continue the trace; only while the dispatcher exports traces. See docs/api.md.',
+} as const;
+
 /** Body of `POST .../destinations` (and of the older `POST .../destination`). */
 export class CreateDestinationDto {
   @ApiProperty({
@@ -91,6 +101,11 @@ export class CreateDestinationDto {
   @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
   @IsRateLimit()
   rateLimitPerSecond?: number | null;
+
+  @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
+  @AbsentOrValid()
+  @IsBoolean()
+  sendTraceparent?: boolean;
 }
 
 /** Body of `PATCH` on a destination: the fields to change. */
@@ -109,6 +124,11 @@ export class UpdateDestinationDto {
   @ApiPropertyOptional(RATE_LIMIT_SCHEMA)
   @IsRateLimit()
   rateLimitPerSecond?: number | null;
+
+  @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
+  @AbsentOrValid()
+  @IsBoolean()
+  sendTraceparent?: boolean;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */

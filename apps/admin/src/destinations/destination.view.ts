@@ -21,6 +21,8 @@ export interface DestinationView {
   readonly filter: object | null;
   /** Deliveries a second at most, across all dispatcher replicas; null is unlimited. */
   readonly rateLimitPerSecond: number | null;
+  /** Its webhook POSTs carry a `traceparent` while the dispatcher exports traces. */
+  readonly sendTraceparent: boolean;
   readonly sharedSecretSet: boolean;
   readonly webhooks: WebhookView[];
   readonly createdAt: string;
@@ -39,6 +41,7 @@ export function destinationView(
     enabled: d.enabled,
     filter: d.filter ?? null,
     rateLimitPerSecond: d.rateLimitPerSecond ?? null,
+    sendTraceparent: d.sendTraceparent ?? false,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     webhooks: [...webhooks].sort((a, b) => a.position - b.position).map(webhookView),
     createdAt: d.createdAt.toISOString(),

@@ -107,6 +107,7 @@ export class DestinationsService {
             sharedSecretCiphertext: null,
             filter: filter ?? null,
             rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
+            sendTraceparent: dto.sendTraceparent ?? false,
           }),
         );
         return destinationView(saved, []);
@@ -134,6 +135,7 @@ export class DestinationsService {
         }
         if (filter !== undefined) d.filter = filter;
         if (dto.rateLimitPerSecond !== undefined) d.rateLimitPerSecond = dto.rateLimitPerSecond;
+        if (dto.sendTraceparent !== undefined) d.sendTraceparent = dto.sendTraceparent;
         return destinationView(await m.save(d), hooks);
       });
     } catch (error) {

@@ -6,6 +6,7 @@ import {
   recordParent,
   Span,
   SpanKind,
+  spanTraceHeaders,
   SpanStatusCode,
   Tracer,
 } from '@app/tracing';
@@ -69,6 +70,18 @@ export function startWebhookSpan(tracer: Tracer, url: string, webhookId: string)
     span.setAttribute(ATTRIBUTE.webhookId, webhookId);
   }
   return span;
+}
+
+/**
+ * Adds the webhook span's `traceparent` to a POST's headers (a destination's
+ * `sendTraceparent`), replacing a static header of that name in any case.
+ */
+export function addTraceparent(headers: Record<string, string>, span: Span): void {
+  const trace = spanTraceHeaders(span);
+  for (const name of Object.keys(headers)) {
+    if (Object.hasOwn(trace, name.toLowerCase())) delete headers[name];
+  }
+  Object.assign(headers, trace);
 }
 
 /** Ends a webhook's span with its answer: status, result and latency; an error unless 2xx. */

@@ -27,7 +27,12 @@ import {
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
-import { endWebhookSpan, startWebhookSpan, tracedAttempt } from './delivery-tracing';
+import {
+  addTraceparent,
+  endWebhookSpan,
+  startWebhookSpan,
+  tracedAttempt,
+} from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
@@ -344,6 +349,10 @@ export class DispatchService {
     const headers = webhookHeaders(this.staticHeaders.of(webhook), signed);
     this.metrics.requestStarted();
     const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id);
+    // The receiver continues the trace when its destination asks for the header.
+    if (span && this.settings.destination(facts.destinationId)?.sendTraceparent) {
+      addTraceparent(headers, span);
+    }
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
     const latencyMs = performance.now() - startedAt;

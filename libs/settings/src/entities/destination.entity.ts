@@ -86,6 +86,10 @@ export class DestinationEntity {
   @Column({ name: 'rate_limit_per_second', type: 'integer', nullable: true })
   rateLimitPerSecond!: number | null;
 
+  /** Its webhook POSTs carry the `traceparent` of their span when the dispatcher traces. */
+  @Column({ name: 'send_traceparent', type: 'boolean', default: false })
+  sendTraceparent!: boolean;
+
   /** Created disabled; the admin API enables it only once it has at least one webhook. */
   @Column({ name: 'enabled', type: 'boolean', default: false })
   enabled!: boolean;

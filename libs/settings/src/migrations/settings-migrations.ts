@@ -9,6 +9,7 @@ import { AddSourceAllowedOrigins1763769600300 } from './1763769600300-add-source
 import { AddReplayJobResume1763769600400 } from './1763769600400-add-replay-job-resume.migration';
 import { ManyDestinationsPerSource1763769600500 } from './1763769600500-many-destinations-per-source.migration';
 import { AddDestinationRateLimit1763769600600 } from './1763769600600-add-destination-rate-limit.migration';
+import { AddDestinationSendTraceparent1763769601100 } from './1763769601100-add-destination-send-traceparent.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -27,4 +28,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   AddReplayJobResume1763769600400,
   ManyDestinationsPerSource1763769600500,
   AddDestinationRateLimit1763769600600,
+  AddDestinationSendTraceparent1763769601100,
 ];
