@@ -9,10 +9,17 @@ import { createServer } from 'node:http';
 
 import { answerJson, serve } from './bare-http.mts';
 
-const EMPTY = Buffer.from('{}');
+const EMPTY_JSON = Buffer.from('{}');
 
+// An empty ExportTraceServiceResponse in the request's encoding: the exporter reads it.
 const server = createServer((request, response) => {
   request.on('data', () => {});
-  request.on('end', () => answerJson(response, 200, EMPTY));
+  request.on('end', () => {
+    if (String(request.headers['content-type']).startsWith('application/json')) {
+      answerJson(response, 200, EMPTY_JSON);
+    } else {
+      response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    }
+  });
 });
 serve(server);

@@ -148,6 +148,8 @@ async function exporter(options: TracingOptions) {
 /** The SDK's own warnings (an export that failed, spans dropped) in the app's log. */
 function diagLogger(): DiagLogger {
   const logger = new Logger('Tracing');
-  const write = (message: string) => logger.warn(message);
+  // A component's messages come as (component name, text, details...); an error by its message.
+  const write = (...parts: unknown[]) =>
+    logger.warn(parts.map((p) => (p instanceof Error ? p.message : String(p))).join(' '));
   return { error: write, warn: write, info: () => {}, debug: () => {}, verbose: () => {} };
 }

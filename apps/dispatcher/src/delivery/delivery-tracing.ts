@@ -1,8 +1,10 @@
 import { HEADER } from '@app/contracts';
 import { IncomingRecord } from '@app/kafka';
 import {
+  activeTraceHeaders,
   ATTRIBUTE,
   inSpan,
+  recordingSpan,
   recordParent,
   Span,
   SpanKind,
@@ -55,10 +57,12 @@ const FACT_HEADERS = [
 ] as const;
 
 /**
- * A client span for one webhook's POST, the child of the attempt's span (the active one). It
- * names the webhook's host and port only: a URL's path or query may hold a token.
+ * A client span for one webhook's POST, the child of the attempt's span (the active one); none
+ * below an attempt that is not sampled, whose children would not be either. It names the
+ * webhook's host and port only: a URL's path or query may hold a token.
  */
-export function startWebhookSpan(tracer: Tracer, url: string, webhookId: string): Span {
+export function startWebhookSpan(tracer: Tracer, url: string, webhookId: string): Span | undefined {
+  if (recordingSpan() === undefined) return undefined;
   const span = tracer.startSpan('POST', { kind: SpanKind.CLIENT });
   if (span.isRecording()) {
     const target = new URL(url);
@@ -73,11 +77,12 @@ export function startWebhookSpan(tracer: Tracer, url: string, webhookId: string)
 }
 
 /**
- * Adds the webhook span's `traceparent` to a POST's headers (a destination's
- * `sendTraceparent`), replacing a static header of that name in any case.
+ * Adds the `traceparent` of the webhook's span (of the unsampled attempt's, when it has none)
+ * to a POST's headers (a destination's `sendTraceparent`), replacing a static header of that
+ * name in any case.
  */
-export function addTraceparent(headers: Record<string, string>, span: Span): void {
-  const trace = spanTraceHeaders(span);
+export function addTraceparent(headers: Record<string, string>, span: Span | undefined): void {
+  const trace = span ? spanTraceHeaders(span) : activeTraceHeaders();
   for (const name of Object.keys(headers)) {
     if (Object.hasOwn(trace, name.toLowerCase())) delete headers[name];
   }

@@ -350,7 +350,7 @@ export class DispatchService {
     this.metrics.requestStarted();
     const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id);
     // The receiver continues the trace when its destination asks for the header.
-    if (span && this.settings.destination(facts.destinationId)?.sendTraceparent) {
+    if (this.tracer && this.settings.destination(facts.destinationId)?.sendTraceparent) {
       addTraceparent(headers, span);
     }
     const startedAt = performance.now();
