@@ -148,8 +148,14 @@ async function exporter(options: TracingOptions) {
 /** The SDK's own warnings (an export that failed, spans dropped) in the app's log. */
 function diagLogger(): DiagLogger {
   const logger = new Logger('Tracing');
-  // A component's messages come as (component name, text, details...); an error by its message.
+  // A component's messages come as (component name, text, details...): the texts and errors'
+  // messages are written, never an object (an exporter's options hold its headers).
   const write = (...parts: unknown[]) =>
-    logger.warn(parts.map((p) => (p instanceof Error ? p.message : String(p))).join(' '));
+    logger.warn(
+      parts
+        .map((p) => (p instanceof Error ? p.message : typeof p === 'string' ? p : undefined))
+        .filter((p) => p !== undefined)
+        .join(' '),
+    );
   return { error: write, warn: write, info: () => {}, debug: () => {}, verbose: () => {} };
 }
