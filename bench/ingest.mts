@@ -145,6 +145,10 @@ class IngestBench {
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
     await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
     await this.load(series('warm-up bare node:http + Kafka', 'requests/s'), this.bareKafka, track);
+    // The traced ingests are processes of their own: each warms up too.
+    for (const [side, target] of Object.entries(this.stand.traced)) {
+      await this.load(series(`warm-up /v1/track, ${side}`, 'requests/s'), target, track);
+    }
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
