@@ -8,10 +8,12 @@ import {
   TextMapGetter,
   TextMapSetter,
   trace,
+  TraceFlags,
   Tracer,
+  isSpanContextValid,
 } from '@opentelemetry/api';
 
-import { tracePropagator } from './tracing-sdk';
+import { followsParent, tracePropagator } from './tracing-sdk';
 
 /** Reads a Kafka record's headers (Buffers) as a propagation carrier. */
 const RECORD_HEADERS: TextMapGetter<Readonly<Record<string, Buffer | undefined>>> = {
@@ -61,17 +63,37 @@ export function spanTraceHeaders(span: Span): Record<string, string> {
   return headers;
 }
 
-/** The span `fn` runs in (made active for it), ended with an error status if `fn` throws. */
-export async function inSpan<T>(
+/**
+ * Runs `work` in a new span (made active for it), and `annotate` on that span once `work` is
+ * done, when the span records; a span whose work throws ends with an error status. Below a
+ * parent that was not sampled, under a sampler that follows it, no span is made: `work` runs
+ * in the parent's context, which travels on unsampled (most calls at a low ratio).
+ */
+export function inSpan<T>(
   tracer: Tracer,
   name: string,
   kind: SpanKind,
   parent: Context,
-  fn: (span: Span) => Promise<T>,
+  work: () => Promise<T>,
+  annotate?: (span: Span, result: T) => void,
 ): Promise<T> {
-  const span = tracer.startSpan(name, { kind }, parent);
+  const remote = trace.getSpan(parent);
+  if (remote !== undefined && unsampled(remote) && followsParent(tracer)) {
+    return context.with(parent, work);
+  }
+  return inNewSpan(tracer.startSpan(name, { kind }, parent), parent, work, annotate);
+}
+
+async function inNewSpan<T>(
+  span: Span,
+  parent: Context,
+  work: () => Promise<T>,
+  annotate: ((span: Span, result: T) => void) | undefined,
+): Promise<T> {
   try {
-    return await context.with(trace.setSpan(parent, span), () => fn(span));
+    const result = await context.with(trace.setSpan(parent, span), work);
+    if (annotate !== undefined && span.isRecording()) annotate(span, result);
+    return result;
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
     throw error;
@@ -84,6 +106,12 @@ export async function inSpan<T>(
 export function recordingSpan(): Span | undefined {
   const span = trace.getSpan(context.active());
   return span?.isRecording() ? span : undefined;
+}
+
+/** A valid span context whose sampled flag is off. */
+function unsampled(span: Span): boolean {
+  const parent = span.spanContext();
+  return (parent.traceFlags & TraceFlags.SAMPLED) === 0 && isSpanContextValid(parent);
 }
 
 /** An error's class name: never its message, which may quote input. */

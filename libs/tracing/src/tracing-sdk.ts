@@ -35,6 +35,16 @@ interface AppTracing {
 /** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
 const apps = new Map<string, AppTracing>();
 let propagator: TextMapPropagator | undefined;
+/** Tracers whose sampler follows a parent's decision (`parentbased_*`). */
+const parentBased = new WeakSet<Tracer>();
+
+/**
+ * Whether `tracer` leaves a span below an unsampled parent unsampled too: then such a span
+ * need not be made at all, and the parent's context travels on in its place.
+ */
+export function followsParent(tracer: Tracer): boolean {
+  return parentBased.has(tracer);
+}
 
 /**
  * The tracer of `app`, or undefined when its traces are off: hot paths test this once and
@@ -87,10 +97,9 @@ export async function startTracing(
       }),
     ],
   });
-  apps.set(app, {
-    tracer: provider.getTracer(`sluice.${app}`),
-    shutdown: () => provider.shutdown(),
-  });
+  const tracer = provider.getTracer(`sluice.${app}`);
+  if (options.sampler.startsWith('parentbased_')) parentBased.add(tracer);
+  apps.set(app, { tracer, shutdown: () => provider.shutdown() });
 }
 
 /**

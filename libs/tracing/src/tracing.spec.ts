@@ -1,7 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 
-import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanContext, SpanKind, trace } from '@opentelemetry/api';
 
 import { activeTraceHeaders, inSpan, recordParent } from './trace-context';
 import { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
@@ -12,6 +12,11 @@ const PARENT_ID = 'b7ad6b7169203331';
 /** The trace headers of a record whose producer's span was sampled, or not. */
 function produced(sampled: boolean): Record<string, Buffer> {
   return { traceparent: Buffer.from(`00-${TRACE_ID}-${PARENT_ID}-0${sampled ? 1 : 0}`) };
+}
+
+/** The context of the span active where it is called. */
+function activeContext(): SpanContext {
+  return trace.getActiveSpan()!.spanContext();
 }
 
 describe('tracing', () => {
@@ -58,12 +63,8 @@ describe('tracing', () => {
   it('continues a record producer span, and hands its own on to what it produces', async () => {
     await startTracing('test', options);
     const tracer = tracerOf('test')!;
-    const seen = await inSpan(
-      tracer,
-      'work',
-      SpanKind.CONSUMER,
-      recordParent(produced(true)),
-      (span) => Promise.resolve({ context: span.spanContext(), headers: activeTraceHeaders() }),
+    const seen = await inSpan(tracer, 'work', SpanKind.CONSUMER, recordParent(produced(true)), () =>
+      Promise.resolve({ context: activeContext(), headers: activeTraceHeaders() }),
     );
     expect(seen.context.traceId).toBe(TRACE_ID);
     expect(seen.headers.traceparent).toBe(`00-${TRACE_ID}-${seen.context.spanId}-01`);
@@ -90,6 +91,26 @@ describe('tracing', () => {
       span.end();
     },
   );
+
+  it.each<[string, boolean]>([
+    // sampler, a span of its own made below the unsampled parent
+    ['parentbased_traceidratio', false],
+    ['parentbased_always_on', false],
+    ['traceidratio', true],
+  ])('%s below an unsampled parent: a span of its own %s', async (sampler, own) => {
+    await startTracing('test', { ...options, sampler, ratio: 1 });
+    const tracer = tracerOf('test')!;
+    const seen = await inSpan(
+      tracer,
+      'work',
+      SpanKind.CONSUMER,
+      recordParent(produced(false)),
+      () => Promise.resolve({ spanId: activeContext().spanId, headers: activeTraceHeaders() }),
+    );
+    expect(seen.spanId !== PARENT_ID).toBe(own);
+    // What it produces carries on the trace, unsampled unless a span of its own was sampled.
+    expect(seen.headers.traceparent).toBe(`00-${TRACE_ID}-${seen.spanId}-0${own ? 1 : 0}`);
+  });
 
   it.each<[string, number, boolean]>([
     ['parentbased_traceidratio', 0, false],

@@ -30,21 +30,17 @@ export function tracedAttempt<T extends { readonly result: string }>(
 ): Promise<T> {
   const tier = TIER.exec(record.topic)?.[1] ?? 'main';
   const parent = recordParent(record.headers);
-  return inSpan(tracer, `deliver ${tier}`, SpanKind.CONSUMER, parent, async (span) => {
-    const handled = await handle();
-    if (span.isRecording()) {
-      span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
-      span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
-      span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
-      span.setAttribute(ATTRIBUTE.retryTier, tier);
-      span.setAttribute(ATTRIBUTE.attempt, Number(header(record, HEADER.attempt) ?? '1'));
-      span.setAttribute(ATTRIBUTE.deliveryOutcome, handled.result);
-      for (const [name, key] of FACT_HEADERS) {
-        const value = header(record, key);
-        if (value !== undefined) span.setAttribute(name, value);
-      }
+  return inSpan(tracer, `deliver ${tier}`, SpanKind.CONSUMER, parent, handle, (span, handled) => {
+    span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
+    span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
+    span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
+    span.setAttribute(ATTRIBUTE.retryTier, tier);
+    span.setAttribute(ATTRIBUTE.attempt, Number(header(record, HEADER.attempt) ?? '1'));
+    span.setAttribute(ATTRIBUTE.deliveryOutcome, handled.result);
+    for (const [name, key] of FACT_HEADERS) {
+      const value = header(record, key);
+      if (value !== undefined) span.setAttribute(name, value);
     }
-    return handled;
   });
 }
 

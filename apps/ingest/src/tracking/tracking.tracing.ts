@@ -17,21 +17,13 @@ export function tracedRequest<R extends FastifyRequest<{ Params: { route: string
   return (request, reply) => {
     const name = request.params.route;
     const route = Object.hasOwn(routes, name) ? `/v1/${name}` : '/v1/:route';
-    return inSpan(
-      tracer,
-      `POST ${route}`,
-      SpanKind.SERVER,
-      httpParent(request.headers),
-      async (span) => {
-        const body = await handler(request, reply);
-        if (span.isRecording()) {
-          span.setAttribute(ATTRIBUTE.httpMethod, 'POST');
-          span.setAttribute(ATTRIBUTE.httpRoute, route);
-          span.setAttribute(ATTRIBUTE.httpStatus, reply.statusCode);
-        }
-        return body;
-      },
-    );
+    const parent = httpParent(request.headers);
+    const handle = () => handler(request, reply);
+    return inSpan(tracer, `POST ${route}`, SpanKind.SERVER, parent, handle, (span) => {
+      span.setAttribute(ATTRIBUTE.httpMethod, 'POST');
+      span.setAttribute(ATTRIBUTE.httpRoute, route);
+      span.setAttribute(ATTRIBUTE.httpStatus, reply.statusCode);
+    });
   };
 }
 
@@ -41,20 +33,12 @@ export function tracedIngress(
   record: IncomingRecord,
   handle: () => Promise<void>,
 ): Promise<void> {
-  return inSpan(
-    tracer,
-    `process ${record.topic}`,
-    SpanKind.CONSUMER,
-    recordParent(record.headers),
-    (span) => {
-      if (span.isRecording()) {
-        span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
-        span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
-        span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
-        span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
-        span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
-      }
-      return handle();
-    },
-  );
+  const parent = recordParent(record.headers);
+  return inSpan(tracer, `process ${record.topic}`, SpanKind.CONSUMER, parent, handle, (span) => {
+    span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
+    span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
+    span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
+    span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
+    span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
+  });
 }

@@ -13,28 +13,26 @@ export function tracedRoute(
   record: IncomingRecord,
   route: () => Promise<RouteOutcome>,
 ): Promise<RouteOutcome> {
+  const parent = recordParent(record.headers);
   return inSpan(
     tracer,
     `route ${record.topic}`,
     SpanKind.CONSUMER,
-    recordParent(record.headers),
-    async (span) => {
-      const outcome = await route();
-      if (span.isRecording()) {
-        span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
-        span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
-        span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
-        span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
-        span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
-        setHeader(span, ATTRIBUTE.sourceId, record.headers[HEADER.sourceId]);
-        setHeader(span, ATTRIBUTE.callType, record.headers[HEADER.callType]);
-        setHeader(span, ATTRIBUTE.messageId, record.headers[HEADER.messageId]);
-        span.setAttribute(ATTRIBUTE.routeOutcome, outcome.kind);
-        if (outcome.kind === 'delivered') {
-          span.setAttribute(ATTRIBUTE.destinations, outcome.destinationIds.length);
-        }
+    parent,
+    route,
+    (span, outcome) => {
+      span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
+      span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
+      span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
+      span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
+      span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
+      setHeader(span, ATTRIBUTE.sourceId, record.headers[HEADER.sourceId]);
+      setHeader(span, ATTRIBUTE.callType, record.headers[HEADER.callType]);
+      setHeader(span, ATTRIBUTE.messageId, record.headers[HEADER.messageId]);
+      span.setAttribute(ATTRIBUTE.routeOutcome, outcome.kind);
+      if (outcome.kind === 'delivered') {
+        span.setAttribute(ATTRIBUTE.destinations, outcome.destinationIds.length);
       }
-      return outcome;
     },
   );
 }
