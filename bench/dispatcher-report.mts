@@ -15,6 +15,8 @@ const GOAL = {
   // Issue 32: batches of 100 deliver at least 10x the calls a second, at a tenth of the CPU each.
   batchRate: 10,
   batchCpu: 0.1,
+  /** Deliveries/s with traces on at 10% of new traces, against traces off. */
+  traced10: 0.95,
 } as const;
 
 /** The sides of a round (see bench/DISPATCHER.md); `BENCH_SIDES` may run fewer. */
@@ -24,6 +26,8 @@ export const SIDES = [
   'bare',
   'healthy',
   'failing',
+  'traced10',
+  'traced100',
   'batch100',
   'batch1000',
 ] as const;
@@ -131,6 +135,9 @@ export interface ReportInput {
   readonly dispatcher: Series;
   readonly ledgerOff: Series;
   readonly bare: Series;
+  /** (a) ledger on, with traces on at 10% and at 100% of new traces (exported to a local sink). */
+  readonly traced10: Series;
+  readonly traced100: Series;
   /** The admin app's ledger writer draining one ledger-on run's outcomes (rows/s, CPU/row). */
   readonly writer?: Sample;
   readonly healthy: Series;
@@ -206,6 +213,7 @@ function ledgerLines(input: ReportInput): string[] {
 /** The report: set-up, the measurements, the ratios against their goals, warnings. */
 export function dispatcherReport(input: ReportInput): string {
   const { settings: s, dispatcher, ledgerOff, bare, healthy, failing, idle, empty } = input;
+  const { traced10, traced100 } = input;
   const rate = value(dispatcher) / value(bare);
   const ledger = value(dispatcher) / value(ledgerOff);
   const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
@@ -239,7 +247,17 @@ export function dispatcherReport(input: ReportInput): string {
         'machine',
         'CPU µs/request',
       ],
-      ...rows([dispatcher, ledgerOff, bare, healthy, failing, input.batch100, input.batch1000]),
+      ...rows([
+        dispatcher,
+        ledgerOff,
+        traced10,
+        traced100,
+        bare,
+        healthy,
+        failing,
+        input.batch100,
+        input.batch1000,
+      ]),
     ]),
     '(a) batching: the healthy destination sends its calls as JSON arrays of at most N ' +
       '(batching.maxCalls), ledger on; rate and CPU are per call, not per request',
@@ -279,6 +297,22 @@ export function dispatcherReport(input: ReportInput): string {
         ledger >= GOAL.ledger,
         paired(dispatcher, ledgerOff, 'perSecond'),
       ),
+      ratioRow(
+        '(a) dispatcher deliveries/s, traces on at 10% ÷ off',
+        value(traced10) / value(dispatcher),
+        `>= ${fixed(GOAL.traced10, 2)}`,
+        value(traced10) / value(dispatcher) >= GOAL.traced10,
+        paired(traced10, dispatcher, 'perSecond'),
+      ),
+      [
+        '(a) dispatcher deliveries/s, traces on at 100% ÷ off',
+        fixed(value(traced100) / value(dispatcher), 2),
+        '',
+        'context',
+        paired(traced100, dispatcher, 'perSecond')
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
       ratioRow(
         '(b) healthy deliveries/s with timeouts ÷ all healthy',
         isolation,

@@ -5,8 +5,10 @@
  * that loop's CPU per request; (b) the healthy destination's deliveries/s while another
  * destination times out on every request, divided by the all-healthy run; (c) the
  * dispatcher's CPU while only paused retry partitions exist. A/B runs interleaved, medians.
- * (a) runs with the delivery ledger's outcome records on and off; then the admin app's ledger
- * writer drains one ledger-on run's outcomes, and its rows/s is set against the dispatcher's.
+ * (a) runs with the delivery ledger's outcome records on and off, and (ledger on) with
+ * OpenTelemetry traces on at 10% and 100% of new traces, exported to a local OTLP sink; then
+ * the admin app's ledger writer drains one ledger-on run's outcomes, and its rows/s is set
+ * against the dispatcher's.
  *
  * Run through `npm run bench:dispatcher` (bench/run.sh builds, starts the services,
  * migrates). Settings are described in bench/DISPATCHER.md.
@@ -38,6 +40,7 @@ import {
   waitForHttp,
 } from './processes.mts';
 import { count, fixed } from './report.mts';
+import { startOtlpSink, TRACED_RATIOS, tracingEnv } from './tracing-sides.mts';
 
 const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
 const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
@@ -78,6 +81,8 @@ class DispatcherBench {
   private okOrigin = '';
   private hangOrigin = '';
   private otherUrl = '';
+  /** The OTLP sink the traced sides export to. */
+  private otlpUrl = '';
   /** The HTTP port of the dispatcher started last. */
   private port = 0;
   private runs = 0;
@@ -92,6 +97,7 @@ class DispatcherBench {
   async run(): Promise<string> {
     const s = this.settings;
     await this.startSink();
+    this.otlpUrl = (await startOtlpSink(this.supervisor)).url;
     progress(`setting up (topic prefix ${this.stand.prefix})`);
     this.otherUrl = `${this.okOrigin}${OTHER_PATH}`;
     await this.stand.setUp(`${this.okOrigin}${HEALTHY_PATH}`, this.otherUrl);
@@ -104,6 +110,8 @@ class DispatcherBench {
     const all: Record<Side, Series> = {
       dispatcher: series('(a) dispatcher deliveries/s, ledger on'),
       ledgerOff: series('(a) dispatcher deliveries/s, ledger off'),
+      traced10: series('(a) dispatcher deliveries/s, traces 10%'),
+      traced100: series('(a) dispatcher deliveries/s, traces 100%'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
       failing: series('(b) healthy dest., other times out'),
@@ -115,8 +123,28 @@ class DispatcherBench {
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const odd = round % 2 === 1;
       const order: Side[] = odd
-        ? ['dispatcher', 'batch100', 'ledgerOff', 'bare', 'batch1000', 'healthy', 'failing']
-        : ['bare', 'batch1000', 'ledgerOff', 'dispatcher', 'batch100', 'failing', 'healthy'];
+        ? [
+            'dispatcher',
+            'traced10',
+            'batch100',
+            'ledgerOff',
+            'bare',
+            'traced100',
+            'batch1000',
+            'healthy',
+            'failing',
+          ]
+        : [
+            'bare',
+            'batch1000',
+            'traced100',
+            'ledgerOff',
+            'dispatcher',
+            'batch100',
+            'traced10',
+            'failing',
+            'healthy',
+          ];
       for (const side of order.filter((one) => s.sides.includes(one))) {
         all[side].samples.push(await this.measure(side));
       }
@@ -180,7 +208,11 @@ class DispatcherBench {
       );
       await this.retrying(() => this.stand.resetGroups(part));
       if (part === 'a') await this.stand.setBatching(BATCH_SIDES[side] ?? null);
-      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1);
+      const traces =
+        side === 'traced10' || side === 'traced100'
+          ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
+          : {};
+      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces);
     }
     try {
       const sample = await this.window(child, expected, () => this.healthyCount());
@@ -322,7 +354,11 @@ class DispatcherBench {
   }
 
   /** `ledgerSample`: DISPATCHER_LEDGER_SUCCESS_SAMPLE (0: successes leave no outcome record). */
-  private async startDispatcher(part: Part, ledgerSample = 1): Promise<Managed> {
+  private async startDispatcher(
+    part: Part,
+    ledgerSample = 1,
+    traces: Record<string, string> = {},
+  ): Promise<Managed> {
     const s = this.settings;
     this.port = await freePort();
     return this.startApp(`dispatcher (${part})`, DISPATCHER_MAIN, part, {
@@ -333,6 +369,7 @@ class DispatcherBench {
       DISPATCHER_REQUEST_TIMEOUT_MS: String(s.requestTimeoutMs),
       DISPATCHER_RETRY_DELAYS: s.retryDelays,
       DISPATCHER_LEDGER_SUCCESS_SAMPLE: String(ledgerSample),
+      ...traces,
     });
   }
 

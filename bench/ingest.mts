@@ -8,7 +8,9 @@
  *   (c) `/v1/track` p99 latency at half the measured maximum rate (open loop)
  *
  * Beside them, `/v1/t` with `text/plain` and a page's `Origin`, as Segment's browser library
- * sends a track call, through the same load tool: the short route against the long one.
+ * sends a track call, through the same load tool: the short route against the long one; and
+ * `/v1/track` of ingest with OpenTelemetry traces on at 10% and at 100% of new traces
+ * (exported to a local OTLP sink) against the same ingest with traces off (the default).
  *
  * Run through `npm run bench:ingest` (bench/run.sh builds, starts the services, migrates).
  */
@@ -48,6 +50,8 @@ interface Measurements {
   readonly perf: Series;
   readonly track: Series;
   readonly shortTrack: Series;
+  readonly traced10: Series;
+  readonly traced100: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
   readonly bareKafka: Series;
@@ -56,6 +60,7 @@ interface Measurements {
 }
 
 const series = (label: string, unit: string): Series => ({ label, unit, samples: [] });
+const odd = (round: number) => round % 2 === 1;
 
 class IngestBench {
   readonly supervisor = new Supervisor();
@@ -73,7 +78,7 @@ class IngestBench {
 
   constructor(settings: Settings) {
     this.settings = settings;
-    this.stand = new Stand(settings, this.supervisor);
+    this.stand = new Stand({ ...settings, traced: true }, this.supervisor);
     this.trackBodies = trackBodies(TRACK_BODIES, settings.callBytes);
     this.batchBody = batchBody(settings.batchCalls, settings.callBytes);
   }
@@ -140,6 +145,10 @@ class IngestBench {
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
     await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
     await this.load(series('warm-up bare node:http + Kafka', 'requests/s'), this.bareKafka, track);
+    // The traced ingests are processes of their own: each warms up too.
+    for (const [side, target] of Object.entries(this.stand.traced)) {
+      await this.load(series(`warm-up /v1/track, ${side}`, 'requests/s'), target, track);
+    }
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -149,6 +158,8 @@ class IngestBench {
       perf: series('ProducerPerformance', 'records/s'),
       track: series('ingest /v1/track', 'requests/s'),
       shortTrack: series('ingest /v1/t text/plain', 'requests/s'),
+      traced10: series('ingest /v1/track, traces 10%', 'requests/s'),
+      traced100: series('ingest /v1/track, traces 100%', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
       bareKafka: series('bare node:http + Kafka', 'requests/s'),
@@ -158,6 +169,8 @@ class IngestBench {
       perf: () => this.perf(m.perf),
       track: () => this.load(m.track, this.ingest, this.trackPlan()),
       shortTrack: () => this.load(m.shortTrack, this.ingest, this.shortTrackPlan()),
+      traced10: () => this.load(m.traced10, this.stand.traced.traced10, this.trackPlan()),
+      traced100: () => this.load(m.traced100, this.stand.traced.traced100, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
       bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
@@ -165,10 +178,10 @@ class IngestBench {
     for (let round = 1; round <= this.settings.rounds; round += 1) {
       progress(`round ${round}/${this.settings.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
-      const order: (keyof typeof runs)[] =
-        round % 2 === 1
-          ? ['track', 'shortTrack', 'bare', 'bareFastify', 'bareKafka', 'batch', 'perf']
-          : ['bareKafka', 'bareFastify', 'bare', 'shortTrack', 'track', 'perf', 'batch'];
+      const order: (keyof typeof runs)[] = odd(round)
+        ? ['track', 'traced10', 'traced100', 'shortTrack', 'bare', 'bareFastify', 'bareKafka']
+        : ['bareKafka', 'bareFastify', 'bare', 'shortTrack', 'traced100', 'traced10', 'track'];
+      order.push(...(odd(round) ? (['batch', 'perf'] as const) : (['perf', 'batch'] as const)));
       for (const name of order) await runs[name]();
     }
     return m;
@@ -301,6 +314,8 @@ class IngestBench {
         m.perf,
         m.track,
         m.shortTrack,
+        m.traced10,
+        m.traced100,
         m.bare,
         m.bareFastify,
         m.bareKafka,
@@ -327,6 +342,13 @@ class IngestBench {
         `against the long route; per round ${paired(m.shortTrack, m.track)
           .map((r) => r.toFixed(2))
           .join(' ')})`,
+      ...(['traced10', 'traced100'] as const).map(
+        (side) =>
+          `${m[side].label} requests/s ÷ traces off = ${ratio(m[side], m.track).toFixed(2)} ` +
+          `(goal at 10%: 0.95 or more; per round ${paired(m[side], m.track)
+            .map((r) => r.toFixed(2))
+            .join(' ')})`,
+      ),
       context('bare Fastify', m.bareFastify, 'the HTTP framework alone, before any work'),
       context(
         'bare node:http + Kafka',

@@ -18,6 +18,7 @@ import {
   type Supervisor,
   waitForHttp,
 } from './processes.mts';
+import { startOtlpSink, TRACED_RATIOS, type TracedSide, tracingEnv } from './tracing-sides.mts';
 
 /** Longest wait for ingest to report ready (it creates its topics first). */
 const READY_TIMEOUT_MS = 90_000;
@@ -37,6 +38,8 @@ export interface StandOptions {
   readonly partitions: number;
   /** Extra Node options for the ingest process (`BENCH_NODE_ARGS`, for example a profiler). */
   readonly nodeArgs?: readonly string[];
+  /** Also start ingest with traces on at 10% and at 100%, exporting to a local OTLP sink. */
+  readonly traced?: boolean;
 }
 
 /** A server under test. */
@@ -55,6 +58,8 @@ export class Stand {
   readonly bareKafkaTopic = `${this.prefix}bench.bare-kafka`;
   readonly kafka;
   ingest?: Target;
+  /** Ingest with traces on, by side (when the options ask for them). */
+  readonly traced: Partial<Record<TracedSide, Target>> = {};
   bare?: Target;
   bareFastify?: Target;
   bareKafka?: Target;
@@ -101,7 +106,20 @@ export class Stand {
       this.startBare('bare Fastify', BARE_FASTIFY),
       this.startBare('bare node:http + Kafka', BARE_KAFKA, [JSON.stringify(bareKafkaSpec)]),
     ]);
+    if (this.options.traced) await this.startTraced();
     await sleep(SETTLE_MS);
+  }
+
+  /** The traced ingests, one after the other (each creates the same topics at start-up). */
+  private async startTraced(): Promise<void> {
+    const { url, sink } = await startOtlpSink(this.supervisor);
+    this.processes.push(sink);
+    for (const [side, ratio] of Object.entries(TRACED_RATIOS) as [TracedSide, number][]) {
+      this.traced[side] = await this.startIngest(`ingest, traces ${ratio * 100}%`, {
+        ...tracingEnv(url, ratio),
+        OTEL_SERVICE_NAME: `bench-ingest-${side}`,
+      });
+    }
   }
 
   /** Stops the servers, deletes the source, the run's topics and consumer groups. */
@@ -116,10 +134,10 @@ export class Stand {
     if (dead) throw new Error(dead.describeExit());
   }
 
-  private async startIngest(): Promise<Target> {
+  private async startIngest(name = 'ingest', own: Record<string, string> = {}): Promise<Target> {
     const port = await freePort();
     const ingest = this.supervisor.spawn(
-      'ingest',
+      name,
       process.execPath,
       [...(this.options.nodeArgs ?? []), INGEST_MAIN],
       {
@@ -132,12 +150,13 @@ export class Stand {
           INGEST_PORT: String(port),
           HTTP_HOST: '127.0.0.1',
           LOG_LEVEL: 'warn',
+          ...own,
         },
       },
     );
     this.processes.push(ingest);
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, ingest, READY_TIMEOUT_MS);
-    return { name: 'ingest', port, pid: ingest.pid };
+    return { name, port, pid: ingest.pid };
   }
 
   private async startBare(name: string, script: string, args: string[] = []): Promise<Target> {

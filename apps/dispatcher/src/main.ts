@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 
 import { connectConsumers } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
+import { startTracing } from '@app/tracing';
 
 import { AppModule } from './app.module';
 import { DispatcherConfig, loadDispatcherConfig } from './config';
@@ -15,6 +16,8 @@ export async function startDispatcher(
   config: DispatcherConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
+  // Before the app: its services read their tracer when they are made.
+  await startTracing(config.app, config.tracing);
   const app = await createHttpApp(AppModule.forRoot(config), config, options);
   connectConsumers(app, dispatcherKafka(config), transportSettings(app, config));
   await listen(app, config);

@@ -4,6 +4,7 @@ import { MAX_REQUEST_BYTES } from '@app/contracts';
 import { connectConsumers } from '@app/kafka';
 import { createHttpApp, HttpAppOptions, listen, runMain, transportSettings } from '@app/runtime';
 import { SettingsCache } from '@app/settings';
+import { startTracing, tracerOf } from '@app/tracing';
 
 import { AppModule } from './app.module';
 import { IngestConfig, loadIngestConfig } from './config';
@@ -23,6 +24,8 @@ export async function startIngest(
   config: IngestConfig,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
+  // Before the app: its services read their tracer when they are made.
+  await startTracing(config.app, config.tracing);
   const app = await createHttpApp(AppModule.forRoot(config), config, {
     ...options,
     bodyLimitBytes: MAX_RAW_BODY_BYTES,
@@ -39,6 +42,7 @@ export async function startIngest(
     metrics: app.get(IngestMetrics),
     settings: app.get(SettingsCache),
     publicUrl: config.ingest.publicUrl,
+    tracer: tracerOf(config.app),
   });
   await listen(app, config);
   return app;

@@ -19,6 +19,16 @@ import {
   SetOnlyWhen,
   usesPassword,
 } from './kafka-security';
+import {
+  OTLP_PROTOCOLS,
+  OTLP_URL,
+  OtlpProtocol,
+  TRACES_EXPORTERS,
+  TRACES_PROTOCOLS,
+  TRACES_SAMPLERS,
+  TracesExporterName,
+  TracesSamplerName,
+} from './tracing';
 
 /** A consumer's heartbeat interval must leave room for a few heartbeats per session. */
 @ValidatorConstraint({ name: 'heartbeatWithinSession' })
@@ -260,6 +270,85 @@ export class BaseEnv {
   @Min(1)
   @Max(86_400)
   SETTINGS_REFRESH_SECONDS: number = 60;
+
+  /**
+   * OpenTelemetry traces (ingest, router, dispatcher): `otlp` exports them, `none` turns them
+   * off. Empty (the default): on when `OTEL_EXPORTER_OTLP_ENDPOINT` or
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, off otherwise. Off, no SDK is loaded.
+   */
+  @IsIn(TRACES_EXPORTERS, { message: 'OTEL_TRACES_EXPORTER must be otlp or none' })
+  OTEL_TRACES_EXPORTER: TracesExporterName = '';
+
+  /** `true` turns traces off whatever the other `OTEL_*` variables say. */
+  @IsBoolean({ message: 'OTEL_SDK_DISABLED must be true or false' })
+  OTEL_SDK_DISABLED: boolean = false;
+
+  /**
+   * Base URL of the OTLP/HTTP receiver (a Collector, Jaeger, Tempo); traces go to its
+   * `/v1/traces`. Empty: `http://localhost:4318` when traces are on.
+   * @example http://otel-collector:4318
+   */
+  @Matches(OTLP_URL, { message: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http or https URL' })
+  OTEL_EXPORTER_OTLP_ENDPOINT: string = '';
+
+  /** Full URL traces are posted to, over `OTEL_EXPORTER_OTLP_ENDPOINT` (no path added). */
+  @Matches(OTLP_URL, {
+    message: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http or https URL',
+  })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: string = '';
+
+  /**
+   * OTLP over HTTP: `http/protobuf` or `http/json` (gRPC is not supported; every receiver
+   * that takes OTLP takes it over HTTP too, on port 4318).
+   */
+  @IsIn(OTLP_PROTOCOLS, {
+    message: 'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json',
+  })
+  OTEL_EXPORTER_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
+
+  /** Overrides `OTEL_EXPORTER_OTLP_PROTOCOL` for traces. */
+  @IsIn(TRACES_PROTOCOLS, {
+    message: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http/protobuf or http/json',
+  })
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: OtlpProtocol | '' = '';
+
+  /** The `service.name` of the spans. Empty: `sluice-<app>` (`sluice-ingest`, ...). */
+  @Matches(/^[^\s,=]*$/, { message: 'OTEL_SERVICE_NAME must not contain spaces, commas or =' })
+  OTEL_SERVICE_NAME: string = '';
+
+  /**
+   * More resource attributes of the spans, `key=value` pairs separated by commas (values
+   * percent-encoded), such as `deployment.environment.name=production`.
+   */
+  @IsString()
+  OTEL_RESOURCE_ATTRIBUTES: string = '';
+
+  /**
+   * Which traces are kept: `parentbased_traceidratio` keeps the share in
+   * `OTEL_TRACES_SAMPLER_ARG` of new traces and follows the producer's decision for a call
+   * that came with a `traceparent`; also `always_on`, `always_off`, `traceidratio`,
+   * `parentbased_always_on`, `parentbased_always_off`.
+   */
+  @IsIn(TRACES_SAMPLERS)
+  OTEL_TRACES_SAMPLER: TracesSamplerName = 'parentbased_always_on';
+
+  /** Share of traces the ratio samplers keep, 0 to 1. Empty: 1. */
+  @Matches(/^(0(\.\d+)?|1(\.0+)?|\.\d+)?$/, {
+    message: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1',
+  })
+  OTEL_TRACES_SAMPLER_ARG: string = '';
+
+  /** Longest a finished span waits before it is exported with others, in milliseconds. */
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  OTEL_BSP_SCHEDULE_DELAY: number = 5_000;
+
+  /** Finished spans held for export at most; past that new ones are dropped (and counted). */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  OTEL_BSP_MAX_QUEUE_SIZE: number = 2_048;
 }
 
 /** Variables of the apps that handle destinations' shared secrets: admin seals, dispatcher opens. */

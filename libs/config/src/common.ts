@@ -1,5 +1,6 @@
 import { BaseEnv, LogLevelName } from './base.env';
 import { KafkaSaslConfig, kafkaSecurityConfig, KafkaTlsConfig } from './kafka-security';
+import { TracingConfig, tracingConfig } from './tracing';
 
 /** Kafka settings shared by every app, typed. */
 export interface KafkaConfig {
@@ -36,6 +37,8 @@ export interface CommonConfig {
   readonly shutdownTimeoutMs: number;
   readonly kafka: KafkaConfig;
   readonly database: DatabaseConfig;
+  /** OpenTelemetry traces; undefined when they are off (the default). */
+  readonly tracing?: TracingConfig;
 }
 
 /** Maps the validated shared variables to the typed, frozen shape apps use. */
@@ -64,6 +67,7 @@ export function commonConfig(app: string, env: BaseEnv, port: number): CommonCon
       poolSize: env.DATABASE_POOL_SIZE,
       refreshIntervalMs: env.SETTINGS_REFRESH_SECONDS * 1000,
     },
+    tracing: tracingConfig(env, app),
   });
 }
 

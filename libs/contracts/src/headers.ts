@@ -44,4 +44,9 @@ export const HEADER = {
    * array); absent on a record of one outcome (a JSON object, as for delete notifications).
    */
   outcomeCount: 'sluice-outcome-count',
+  /**
+   * W3C trace context of the span that produced the record, when traces are on: the call's
+   * request (or ingress record), its routing, or the delivery attempt before a retry.
+   */
+  traceparent: 'traceparent',
 } as const;

@@ -14,6 +14,7 @@ import {
 } from '@app/kafka';
 import { HealthCheck, ObservabilityModule } from '@app/observability';
 import { pingDatabase, SettingsCache, SettingsModule } from '@app/settings';
+import { TracingLifecycle } from '@app/tracing';
 
 /**
  * What an app needs, beyond Kafka and its settings cache, to do its job now. What it does not
@@ -120,6 +121,8 @@ export class RuntimeModule {
     const { kafka, database } = config;
     return {
       module: RuntimeModule,
+      // Exports the app's last spans at close (nothing when its traces are off).
+      providers: [{ provide: TracingLifecycle, useValue: new TracingLifecycle(config.app) }],
       imports: [
         KafkaModule.forRoot({
           connection: {

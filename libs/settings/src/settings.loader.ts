@@ -31,6 +31,7 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         batchMaxCalls: true,
         batchMaxBytes: true,
         batchMaxWaitMs: true,
+        sendTraceparent: true,
         createdAt: true,
       },
     });

@@ -18,6 +18,7 @@ function rows(): SettingsRows {
         batchMaxCalls: null,
         batchMaxBytes: null,
         batchMaxWaitMs: null,
+        sendTraceparent: false,
         createdAt: new Date(1_000),
       },
     ],
@@ -164,6 +165,15 @@ describe(buildSnapshot.name, () => {
       ],
     });
     expect(snapshot.destinations.get('d1')?.batching).toEqual(expected);
+  });
+
+  it.each([false, true])('carries whether the POSTs send a traceparent (%s)', (sendTraceparent) => {
+    const input = rows();
+    const snapshot = buildSnapshot({
+      ...input,
+      destinations: [{ ...input.destinations[0], sendTraceparent }],
+    });
+    expect(snapshot.destinations.get('d1')?.sendTraceparent).toBe(sendTraceparent);
   });
 
   it('keeps a missing secret as null', () => {

@@ -79,6 +79,8 @@ export interface DestinationSettings {
    * request.
    */
   readonly batching?: BatchSettings | null;
+  /** Its webhook POSTs carry a `traceparent` when traces are on (absent: they do not). */
+  readonly sendTraceparent?: boolean;
 }
 
 /** A batching destination's bounds (docs/api.md, "Batched delivery"). */
@@ -112,6 +114,7 @@ export interface SettingsRows {
     | 'batchMaxCalls'
     | 'batchMaxBytes'
     | 'batchMaxWaitMs'
+    | 'sendTraceparent'
     | 'createdAt'
   > &
     Partial<
@@ -263,6 +266,7 @@ function toDestination(
       : null,
     previousSecretExpiresAt: row.previousSecretExpiresAt?.getTime() ?? null,
     batching: batchingOf(row),
+    sendTraceparent: row.sendTraceparent ?? false,
   });
 }
 

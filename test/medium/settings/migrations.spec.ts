@@ -129,6 +129,7 @@ describe('settings migrations', () => {
       'CreateAdminAudit1763769600900',
       'AddDestinationSigning1763769601000',
       'AddDestinationBatching1763769601050',
+      'AddDestinationSendTraceparent1763769601100',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -194,6 +195,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationSendTraceparent1763769601100',
       'AddDestinationBatching1763769601050',
       'AddDestinationSigning1763769601000',
       'CreateAdminAudit1763769600900',

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -141,6 +142,15 @@ const BATCHING_SCHEMA = {
     'as JSON arrays signed as a whole, within its bounds. See docs/api.md, "Batched delivery".',
 } as const;
 
+/** What the OpenAPI document says of sending a `traceparent`. */
+const SEND_TRACEPARENT_SCHEMA = {
+  type: 'boolean',
+  default: false,
+  description:
+    "Each webhook POST carries the W3C traceparent of the dispatcher's span for it, so the " +
+    'receiver can continue the trace; only while the dispatcher exports traces. See docs/api.md.',
+} as const;
+
 /** Body of `POST .../destinations` (and of the older `POST .../destination`). */
 export class CreateDestinationDto {
   @ApiProperty({
@@ -174,6 +184,10 @@ export class CreateDestinationDto {
   @ApiPropertyOptional(BATCHING_SCHEMA)
   @IsBatching()
   batching?: BatchingDto | null;
+  @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
+  @AbsentOrValid()
+  @IsBoolean()
+  sendTraceparent?: boolean;
 }
 
 /** Body of `PATCH` on a destination: the fields to change. */
@@ -200,6 +214,10 @@ export class UpdateDestinationDto {
   @ApiPropertyOptional(BATCHING_SCHEMA)
   @IsBatching()
   batching?: BatchingDto | null;
+  @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
+  @AbsentOrValid()
+  @IsBoolean()
+  sendTraceparent?: boolean;
 }
 
 /** Body of `PUT .../destination/shared-secret`: write-only. */

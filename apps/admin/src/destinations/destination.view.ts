@@ -29,6 +29,8 @@ export interface DestinationView {
     readonly maxBytes: number;
     readonly maxWaitMs: number;
   } | null;
+  /** Its webhook POSTs carry a `traceparent` while the dispatcher exports traces. */
+  readonly sendTraceparent: boolean;
   readonly sharedSecretSet: boolean;
   /** How its requests are signed (docs/api.md, "Signatures"). */
   readonly signatureMode: string;
@@ -58,6 +60,7 @@ export function destinationView(
       d.batchMaxCalls === null || d.batchMaxCalls === undefined
         ? null
         : { maxCalls: d.batchMaxCalls, maxBytes: d.batchMaxBytes!, maxWaitMs: d.batchMaxWaitMs! },
+    sendTraceparent: d.sendTraceparent ?? false,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     signatureMode: d.signatureMode,
     previousSecretExpiresAt: d.previousSecretExpiresAt?.toISOString() ?? null,

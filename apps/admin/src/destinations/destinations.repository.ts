@@ -29,6 +29,7 @@ export type NewDestination = Pick<
   | 'batchMaxCalls'
   | 'batchMaxBytes'
   | 'batchMaxWaitMs'
+  | 'sendTraceparent'
 >;
 
 /** The fields of a webhook entry a request sets. */

@@ -105,6 +105,7 @@ export class DestinationsService {
           rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
           signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
           ...batchColumns(dto.batching),
+          sendTraceparent: dto.sendTraceparent ?? false,
         });
         return destinationView(saved, []);
       });
@@ -139,6 +140,7 @@ export class DestinationsService {
           d.signatureMode = dto.signatureMode;
         }
         if (dto.batching !== undefined) Object.assign(d, batchColumns(dto.batching));
+        if (dto.sendTraceparent !== undefined) d.sendTraceparent = dto.sendTraceparent;
         return destinationView(await tx.save(d), hooks);
       });
     } catch (error) {

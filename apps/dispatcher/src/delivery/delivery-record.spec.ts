@@ -269,6 +269,15 @@ describe(retryRecord.name, () => {
     expect(headers).not.toHaveProperty(HEADER.lastStatus);
   });
 
+  it("replaces the record's trace context with the attempt's when traces are on", () => {
+    const routing = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const attempt = '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01';
+    const incoming = record({ [HEADER.traceparent]: routing });
+    expect(texts(retryRecord(incoming, SCHEDULE).headers)[HEADER.traceparent]).toBe(routing);
+    const retry = retryRecord(incoming, SCHEDULE, { [HEADER.traceparent]: attempt });
+    expect(texts(retry.headers)[HEADER.traceparent]).toBe(attempt);
+  });
+
   it('drops the webhook ids header when the retry covers every webhook', () => {
     const retry = retryRecord(record({ [HEADER.webhookIds]: 'w-1' }), {
       ...SCHEDULE,

@@ -78,9 +78,17 @@ export interface RetrySchedule {
   readonly lastStatus: number | undefined;
 }
 
-/** The delivery again, on the retry tier of its delay: same key, same bytes. */
-export function retryRecord(record: IncomingRecord, schedule: RetrySchedule): OutgoingRecord {
+/**
+ * The delivery again, on the retry tier of its delay: same key, same bytes; `trace` (the
+ * attempt span's `traceparent`, when traces are on) replaces the record's own.
+ */
+export function retryRecord(
+  record: IncomingRecord,
+  schedule: RetrySchedule,
+  trace?: Readonly<Record<string, string>>,
+): OutgoingRecord {
   const headers = copyHeaders(record);
+  if (trace) Object.assign(headers, trace);
   headers[HEADER.attempt] = String(schedule.attempt);
   headers[HEADER.firstAttemptAt] = String(schedule.firstAttemptAt);
   headers[HEADER.dueAt] = String(schedule.dueAt);

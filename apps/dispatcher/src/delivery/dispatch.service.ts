@@ -6,6 +6,7 @@ import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord, Semaphore } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox, SecretBoxError } from '@app/signing';
+import { activeTraceHeaders, tracerOf } from '@app/tracing';
 
 import {
   admit,
@@ -30,6 +31,12 @@ import { BatchCall, BatchedOutcome, BatchQueue } from './batch-queue';
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, CircuitBreakers, Verdict, verdictOf } from './circuit-breaker';
 import { DestinationGate } from './destination-gate';
+import {
+  addTraceparent,
+  endWebhookSpan,
+  startWebhookSpan,
+  tracedAttempt,
+} from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutcomeBatcher } from './outcome-batcher';
 import { DestinationRateLimits } from './rate-limits.service';
@@ -107,6 +114,8 @@ export class DispatchService implements OnModuleDestroy {
     (message) => this.logger.warn(message),
     (sealed) => this.options.secrets.openText(sealed),
   );
+  /** Undefined when traces are off: then nothing below builds a span or an attribute. */
+  private readonly tracer = tracerOf('dispatcher');
 
   constructor(
     @Inject(SettingsCache) private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -141,7 +150,7 @@ export class DispatchService implements OnModuleDestroy {
    *   tried again)
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
-    const { result, ledger } = await this.run(record, path);
+    const { result, ledger } = await this.traced(record, path);
     await ledger?.durable;
     return typeof result === 'function' ? result() : result;
   }
@@ -152,7 +161,14 @@ export class DispatchService implements OnModuleDestroy {
    * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
    */
   async handle(record: IncomingRecord, path: DeliveryPath): Promise<DurableLater | undefined> {
-    return (await this.run(record, path)).ledger;
+    return (await this.traced(record, path)).ledger;
+  }
+
+  /** {@link run} in an attempt's span when traces are on. */
+  private traced(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
+    const tracer = this.tracer;
+    if (tracer === undefined) return this.run(record, path);
+    return tracedAttempt(tracer, record, () => this.run(record, path));
   }
 
   private async run(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
@@ -286,7 +302,11 @@ export class DispatchService implements OnModuleDestroy {
     now: number,
     batchId?: string,
   ): DurableLater | undefined {
-    if (decision.kind === 'retry') records.push(retryRecord(record, decision.retry));
+    if (decision.kind === 'retry') {
+      // The next attempt's span is the child of this one's.
+      const trace = this.tracer ? activeTraceHeaders() : undefined;
+      records.push(retryRecord(record, decision.retry, trace));
+    }
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
     const outcome = this.publishesOutcome(facts, decision)
       ? outcomeJson(facts, decision, answers, now, batchId)
@@ -514,9 +534,15 @@ export class DispatchService implements OnModuleDestroy {
     batch?: string,
   ): Promise<TimedResult> {
     this.metrics.requestStarted();
+    const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id);
+    // The receiver continues the trace when its destination asks for the header.
+    if (this.tracer && this.settings.destination(facts.destinationId)?.sendTraceparent) {
+      addTraceparent(headers, span);
+    }
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
     const latencyMs = performance.now() - startedAt;
+    if (span) endWebhookSpan(span, result, latencyMs);
     this.metrics.requestEnded(result.kind, result.status, latencyMs / 1000);
     if (result.kind !== 'success') {
       this.logger.warn(

@@ -2,10 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 
 import { HEADER, MAX_REQUEST_BYTES, TOPIC } from '@app/contracts';
 import { BatchProducer, headerText, IncomingRecord, KafkaTransport } from '@app/kafka';
+import { tracerOf } from '@app/tracing';
 
 import { IngestError } from '../tracking/ingest.error';
 import { IngestMetrics } from '../tracking/ingest.metrics';
 import { TrackingService } from '../tracking/tracking.service';
+import { tracedIngress } from '../tracking/tracking.tracing';
 
 /**
  * Calls published straight to `sluice.ingest.v1`: one call (with its `type`) or a batch body
@@ -16,6 +18,7 @@ import { TrackingService } from '../tracking/tracking.service';
 @Injectable()
 export class IngressConsumer {
   private readonly logger = new Logger(IngressConsumer.name);
+  private readonly tracer = tracerOf('ingest');
 
   constructor(
     private readonly tracking: TrackingService,
@@ -27,7 +30,12 @@ export class IngressConsumer {
     transport.consume(TOPIC.ingest, (record) => this.handle(record));
   }
 
-  async handle(record: IncomingRecord): Promise<void> {
+  handle(record: IncomingRecord): Promise<void> {
+    const tracer = this.tracer;
+    return tracer ? tracedIngress(tracer, record, () => this.take(record)) : this.take(record);
+  }
+
+  private async take(record: IncomingRecord): Promise<void> {
     try {
       await this.tracking.take({
         route: 'auto',

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 
 import { CALL_TYPES, CallType } from '@app/contracts';
 import type { SettingsCache } from '@app/settings';
+import type { Tracer } from '@app/tracing';
 
 import { corsHeaders, ORIGIN_NOT_ALLOWED, preflightHeaders, sourceAllowsOrigin } from './cors';
 import { IngestError } from './ingest.error';
@@ -15,6 +16,7 @@ import {
   settingsDocument,
 } from './settings-document';
 import { Route, TrackingService } from './tracking.service';
+import { tracedRequest } from './tracking.tracing';
 import { writeKeyFromBasic } from './write-key';
 
 /**
@@ -53,6 +55,8 @@ export interface TrackingRoutesDeps {
   readonly settings: SettingsCache;
   /** INGEST_PUBLIC_URL; empty to tell each settings request its own address. */
   readonly publicUrl: string;
+  /** The app's tracer; undefined when traces are off. */
+  readonly tracer?: Tracer;
 }
 
 /**
@@ -77,7 +81,7 @@ export function registerTrackingRoutes(fastify: FastifyInstance, deps: TrackingR
     }
     done();
   };
-  fastify.post<TrackingRoute>(PATH, { onRequest: readable }, async (request, reply) => {
+  const track = async (request: FastifyRequest<TrackingRoute>, reply: FastifyReply) => {
     void reply.header('content-type', JSON_TYPE);
     const name = request.params.route;
     const route = Object.hasOwn(TRACKING_ROUTES, name) ? TRACKING_ROUTES[name] : undefined;
@@ -107,7 +111,9 @@ export function registerTrackingRoutes(fastify: FastifyInstance, deps: TrackingR
       void reply.status(error.status);
       return errorBody(error.code, error.message);
     }
-  });
+  };
+  const traced = deps.tracer ? tracedRequest(deps.tracer, TRACKING_ROUTES, track) : track;
+  fastify.post<TrackingRoute>(PATH, { onRequest: readable }, traced);
   // Taken and dropped: nothing reads a browser library's metrics about itself.
   fastify.post(
     METRICS_PATH,

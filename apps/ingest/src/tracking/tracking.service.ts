@@ -15,6 +15,7 @@ import {
 } from '@app/contracts';
 import { BatchProducer, OutgoingRecord } from '@app/kafka';
 import { SettingsCache, SourceSettings } from '@app/settings';
+import { activeTraceHeaders, ATTRIBUTE, recordingSpan, tracerOf } from '@app/tracing';
 
 import { UsageCounter } from '../usage/usage.counter';
 import { ORIGIN_NOT_ALLOWED, sourceAllowsOrigin } from './cors';
@@ -55,6 +56,8 @@ export interface RejectedItem {
 @Injectable()
 export class TrackingService {
   private readonly logger = new Logger(TrackingService.name);
+  /** Whether traces are on: the calls then carry the request's trace context. */
+  private readonly traced = tracerOf('ingest') !== undefined;
 
   constructor(
     private readonly settings: SettingsCache,
@@ -109,8 +112,9 @@ export class TrackingService {
   }
 
   private async publish(sourceId: string, intake: Intake, channel: Channel): Promise<void> {
+    const trace = this.traced ? traceIntake(sourceId, intake) : undefined;
     const records = [
-      ...intake.accepted.map((call) => callRecord(sourceId, call)),
+      ...intake.accepted.map((call) => callRecord(sourceId, call, trace)),
       ...intake.rejected.map((r): OutgoingRecord => ({
         topic: TOPIC.ingestRejected,
         key: sourceId,
@@ -142,7 +146,11 @@ export class TrackingService {
 }
 
 /** The record of an accepted call: keyed by source and user, routing facts in headers. */
-function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
+function callRecord(
+  sourceId: string,
+  call: AcceptedCall,
+  trace?: Readonly<Record<string, string>>,
+): OutgoingRecord {
   const headers: Record<string, string> = {
     [HEADER.sourceId]: sourceId,
     [HEADER.callType]: call.type,
@@ -152,7 +160,19 @@ function callRecord(sourceId: string, call: AcceptedCall): OutgoingRecord {
   if (call.event !== undefined) headers[HEADER.event] = call.event;
   if (call.userId !== undefined) headers[HEADER.userId] = call.userId;
   if (call.anonymousId !== undefined) headers[HEADER.anonymousId] = call.anonymousId;
+  if (trace !== undefined) Object.assign(headers, trace);
   return { topic: TOPIC.calls, key: `${sourceId}:${call.userKey}`, value: call.value, headers };
+}
+
+/** Notes the intake on the request's span; the trace headers its calls carry to the router. */
+function traceIntake(sourceId: string, intake: Intake): Record<string, string> {
+  const span = recordingSpan();
+  if (span) {
+    span.setAttribute(ATTRIBUTE.sourceId, sourceId);
+    span.setAttribute(ATTRIBUTE.callsAccepted, intake.accepted.length);
+    span.setAttribute(ATTRIBUTE.callsRejected, intake.rejected.length);
+  }
+  return activeTraceHeaders();
 }
 
 function ensureCallSize(bytes: number): void {

@@ -135,6 +135,15 @@ describe(deliveryRecord.name, () => {
     });
   });
 
+  it("carries the routing span's trace context when traces are on", () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const delivery = deliveryRecord(call, DESTINATION_ID, { [HEADER.traceparent]: traceparent });
+    expect(delivery.headers).toMatchObject({
+      [HEADER.traceparent]: traceparent,
+      [HEADER.destinationId]: DESTINATION_ID,
+    });
+  });
+
   it('has no message id header for a delete notification', () => {
     const delivery = deliveryRecord({ ...call, type: 'delete', messageId: undefined }, 'd');
     expect(delivery.headers).not.toHaveProperty(HEADER.messageId);

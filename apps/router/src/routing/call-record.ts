@@ -138,9 +138,14 @@ function parseBody(value: Buffer): unknown {
 
 /**
  * The delivery of a call to one destination: keyed `destinationId:userKey`, the call's bytes
- * unchanged (serialize once), the routing facts in headers.
+ * unchanged (serialize once), the routing facts in headers; `trace` holds the routing span's
+ * `traceparent` when traces are on.
  */
-export function deliveryRecord(call: CallFacts, destinationId: string): OutgoingRecord {
+export function deliveryRecord(
+  call: CallFacts,
+  destinationId: string,
+  trace?: Readonly<Record<string, string>>,
+): OutgoingRecord {
   const headers: Record<string, string> = {
     [HEADER.sourceId]: call.sourceId,
     [HEADER.callType]: call.type,
@@ -150,6 +155,7 @@ export function deliveryRecord(call: CallFacts, destinationId: string): Outgoing
   if (call.event !== undefined) headers[HEADER.event] = call.event;
   if (call.userId !== undefined) headers[HEADER.userId] = call.userId;
   if (call.anonymousId !== undefined) headers[HEADER.anonymousId] = call.anonymousId;
+  if (trace !== undefined) Object.assign(headers, trace);
   return {
     topic: TOPIC.deliveries,
     key: `${destinationId}:${call.userKey}`,

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { BatchProducer, IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { SettingsCache } from '@app/settings';
+import { activeTraceHeaders, tracerOf } from '@app/tracing';
 
 import {
   CallFacts,
@@ -14,6 +15,7 @@ import {
 import { DedupService } from './dedup.service';
 import { decideRoute, FilterReason, RoutingSettings } from './route-decision';
 import { RouterMetrics } from './router.metrics';
+import { tracedRoute } from './routing.tracing';
 
 /** What became of one call record. */
 export type RouteOutcome =
@@ -37,6 +39,7 @@ export type DeliveryProducer = Pick<BatchProducer, 'send'>;
 @Injectable()
 export class RoutingService {
   private readonly logger = new Logger(RoutingService.name);
+  private readonly tracer = tracerOf('router');
 
   constructor(
     @Inject(SettingsCache) private readonly settings: RoutingSettings,
@@ -50,7 +53,14 @@ export class RoutingService {
    * @throws when Kafka did not acknowledge (an infrastructure fault: the offset stays
    *   uncommitted and the transport retries the record)
    */
-  async route(record: IncomingRecord): Promise<RouteOutcome> {
+  route(record: IncomingRecord): Promise<RouteOutcome> {
+    const tracer = this.tracer;
+    return tracer
+      ? tracedRoute(tracer, record, () => this.routeRecord(record))
+      : this.routeRecord(record);
+  }
+
+  private async routeRecord(record: IncomingRecord): Promise<RouteOutcome> {
     const decoded = decodeCallRecord(record);
     if (decoded.kind === 'invalid') return this.reject(record, decoded.reason);
     const { call } = decoded;
@@ -66,8 +76,9 @@ export class RoutingService {
       return { kind: 'filtered', reason: decision.reason };
     }
     const { destinationIds } = decision;
+    const trace = this.tracer ? activeTraceHeaders() : undefined;
     await this.produce(
-      destinationIds.map((id) => deliveryRecord(call, id)),
+      destinationIds.map((id) => deliveryRecord(call, id, trace)),
       call,
     );
     this.metrics.countRouted(call.type, destinationIds.length);

@@ -128,6 +128,14 @@ values, so values.schema.json checks each alone and this compares them.
   value: "0.0.0.0"
 - name: SHUTDOWN_TIMEOUT_MS
   value: {{ $v.shutdownTimeoutMs | quote }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $v.tracing.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $v.tracing.protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: parentbased_traceidratio
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ $v.tracing.sampleRatio | quote }}
 {{ include "sluice.secretEnv" (dict "root" . "key" "DATABASE_URL") }}
 {{- end -}}
 

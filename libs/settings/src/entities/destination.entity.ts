@@ -118,6 +118,10 @@ export class DestinationEntity {
   @Column({ name: 'batch_max_wait_ms', type: 'integer', nullable: true })
   batchMaxWaitMs!: number | null;
 
+  /** Its webhook POSTs carry the `traceparent` of their span when the dispatcher traces. */
+  @Column({ name: 'send_traceparent', type: 'boolean', default: false })
+  sendTraceparent!: boolean;
+
   /** Created disabled; the admin API enables it only once it has at least one webhook. */
   @Column({ name: 'enabled', type: 'boolean', default: false })
   enabled!: boolean;

@@ -14,6 +14,7 @@ import { AddLedgerSearchColumns1763769600800 } from './1763769600800-add-ledger-
 import { CreateAdminAudit1763769600900 } from './1763769600900-create-admin-audit.migration';
 import { AddDestinationSigning1763769601000 } from './1763769601000-add-destination-signing.migration';
 import { AddDestinationBatching1763769601050 } from './1763769601050-add-destination-batching.migration';
+import { AddDestinationSendTraceparent1763769601100 } from './1763769601100-add-destination-send-traceparent.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -37,4 +38,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   CreateAdminAudit1763769600900,
   AddDestinationSigning1763769601000,
   AddDestinationBatching1763769601050,
+  AddDestinationSendTraceparent1763769601100,
 ];

@@ -1,0 +1,64 @@
+import { IncomingRecord } from '@app/kafka';
+import { startTracing, stopTracing, tracerOf, TracingOptions } from '@app/tracing';
+
+import { addTraceparent, startWebhookSpan, tracedAttempt } from './delivery-tracing';
+
+const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+
+/** Spans go nowhere: the port takes no connection, and the tests look at contexts only. */
+const OPTIONS: TracingOptions = {
+  url: 'http://127.0.0.1:9/v1/traces',
+  protocol: 'http/protobuf',
+  serviceName: 'sluice-test',
+  resourceAttributes: '',
+  sampler: 'parentbased_always_on',
+  ratio: 1,
+  scheduleDelayMs: 60_000,
+  maxQueueSize: 16,
+};
+
+function delivery(sampled: boolean): IncomingRecord {
+  const traceparent = `00-${TRACE_ID}-b7ad6b7169203331-0${sampled ? 1 : 0}`;
+  return {
+    topic: 'sluice.deliveries.v1',
+    partition: 0,
+    offset: '7',
+    key: null,
+    value: Buffer.from('{}'),
+    headers: { traceparent: Buffer.from(traceparent) },
+    timestamp: 0,
+  };
+}
+
+describe('delivery tracing below an unsampled routing span', () => {
+  beforeAll(() => startTracing('dispatcher-spec', OPTIONS));
+  afterAll(() => stopTracing('dispatcher-spec'));
+
+  it('makes no webhook span, and sends the attempt context, unsampled, replacing a static one', async () => {
+    const tracer = tracerOf('dispatcher-spec')!;
+    const headers: Record<string, string> = { TraceParent: 'static', 'x-api-key': 'k' };
+    const seen = await tracedAttempt(tracer, delivery(false), () => {
+      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a?token=t', 'w-1');
+      addTraceparent(headers, span);
+      return Promise.resolve({ result: 'delivered', span });
+    });
+    expect(seen.span).toBeUndefined();
+    expect(headers).toEqual({
+      'x-api-key': 'k',
+      traceparent: expect.stringMatching(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`)),
+    });
+  });
+
+  it('makes a webhook span below a sampled attempt, and sends its context', async () => {
+    const tracer = tracerOf('dispatcher-spec')!;
+    const headers: Record<string, string> = {};
+    const seen = await tracedAttempt(tracer, delivery(true), () => {
+      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a', 'w-1');
+      addTraceparent(headers, span);
+      span?.end();
+      return Promise.resolve({ result: 'delivered', span });
+    });
+    const spanId = seen.span?.spanContext().spanId;
+    expect(headers.traceparent).toBe(`00-${TRACE_ID}-${spanId}-01`);
+  });
+});

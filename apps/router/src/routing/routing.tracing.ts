@@ -1,0 +1,46 @@
+import { HEADER } from '@app/contracts';
+import { IncomingRecord } from '@app/kafka';
+import { ATTRIBUTE, inSpan, recordParent, SpanKind, Tracer } from '@app/tracing';
+
+import type { RouteOutcome } from './routing.service';
+
+/**
+ * Routing one call record in a consumer span, the child of the span that published the call
+ * (its `traceparent` header); the deliveries it produces carry this span's context.
+ */
+export function tracedRoute(
+  tracer: Tracer,
+  record: IncomingRecord,
+  route: () => Promise<RouteOutcome>,
+): Promise<RouteOutcome> {
+  const parent = recordParent(record.headers);
+  return inSpan(
+    tracer,
+    `route ${record.topic}`,
+    SpanKind.CONSUMER,
+    parent,
+    route,
+    (span, outcome) => {
+      span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
+      span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
+      span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
+      span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
+      span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
+      setHeader(span, ATTRIBUTE.sourceId, record.headers[HEADER.sourceId]);
+      setHeader(span, ATTRIBUTE.callType, record.headers[HEADER.callType]);
+      setHeader(span, ATTRIBUTE.messageId, record.headers[HEADER.messageId]);
+      span.setAttribute(ATTRIBUTE.routeOutcome, outcome.kind);
+      if (outcome.kind === 'delivered') {
+        span.setAttribute(ATTRIBUTE.destinations, outcome.destinationIds.length);
+      }
+    },
+  );
+}
+
+function setHeader(
+  span: { setAttribute(name: string, value: string): unknown },
+  name: string,
+  value: Buffer | undefined,
+): void {
+  if (value !== undefined) span.setAttribute(name, value.toString('utf8'));
+}

@@ -1,0 +1,13 @@
+export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+export type { Span, Tracer } from '@opentelemetry/api';
+export { ATTRIBUTE } from './attributes';
+export {
+  activeTraceHeaders,
+  httpParent,
+  inSpan,
+  recordingSpan,
+  recordParent,
+  spanTraceHeaders,
+} from './trace-context';
+export { TracingLifecycle } from './tracing.lifecycle';
+export { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';

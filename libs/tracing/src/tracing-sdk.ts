@@ -1,0 +1,170 @@
+import { Logger } from '@nestjs/common';
+import {
+  context,
+  diag,
+  DiagLogger,
+  DiagLogLevel,
+  TextMapPropagator,
+  Tracer,
+} from '@opentelemetry/api';
+
+/** The shape of each app's `tracing` configuration (libs/config's TracingConfig). */
+export interface TracingOptions {
+  /** Where spans are posted (the `/v1/traces` URL). */
+  readonly url: string;
+  readonly protocol: 'http/protobuf' | 'http/json';
+  readonly serviceName: string;
+  /** `key=value` pairs separated by commas (OTEL_RESOURCE_ATTRIBUTES). */
+  readonly resourceAttributes: string;
+  readonly sampler: string;
+  /** The share the ratio samplers keep, 0 to 1. */
+  readonly ratio: number;
+  readonly scheduleDelayMs: number;
+  readonly maxQueueSize: number;
+}
+
+/** Longest wait at shutdown for the last spans' export, in milliseconds. */
+const STOP_WAIT_MS = 3_000;
+
+/** What one app traces with: its tracer, and the provider that exports its spans. */
+interface AppTracing {
+  readonly tracer: Tracer;
+  readonly shutdown: () => Promise<void>;
+}
+
+/** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
+const apps = new Map<string, AppTracing>();
+let propagator: TextMapPropagator | undefined;
+/** Tracers whose sampler follows a parent's decision (`parentbased_*`). */
+const parentBased = new WeakSet<Tracer>();
+
+/**
+ * Whether `tracer` leaves a span below an unsampled parent unsampled too: then such a span
+ * need not be made at all, and the parent's context travels on in its place.
+ */
+export function followsParent(tracer: Tracer): boolean {
+  return parentBased.has(tracer);
+}
+
+/**
+ * The tracer of `app`, or undefined when its traces are off: hot paths test this once and
+ * pay nothing more when off. Read it after {@link startTracing} (apps' constructors do).
+ */
+export function tracerOf(app: string): Tracer | undefined {
+  return apps.get(app)?.tracer;
+}
+
+/** The W3C trace-context propagator; set once some app traces. */
+export function tracePropagator(): TextMapPropagator | undefined {
+  return propagator;
+}
+
+/**
+ * Loads the OpenTelemetry SDK and starts exporting `app`'s spans over OTLP/HTTP. Without
+ * options (traces off) it loads nothing: the SDK's packages are imported here only.
+ */
+export async function startTracing(
+  app: string,
+  options: TracingOptions | undefined,
+): Promise<void> {
+  if (options === undefined || apps.has(app)) return;
+  const [sdk, core, resources, hooks] = await Promise.all([
+    loadSdk(),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
+  if (propagator === undefined) {
+    propagator = new core.W3CTraceContextPropagator();
+    // Spans of one delivery attempt find their parent through the async context.
+    context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
+    diag.setLogger(diagLogger(), DiagLogLevel.WARN);
+  }
+  const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);
+  const provider = new sdk.TracerProvider({
+    resource: resources
+      .defaultResource()
+      .merge(
+        resources.resourceFromAttributes({ ...attributes, 'service.name': options.serviceName }),
+      ),
+    sampler: sampler(sdk, options),
+    spanProcessors: [
+      new sdk.BatchSpanProcessor({
+        exporter: await exporter(options),
+        scheduledDelayMillis: options.scheduleDelayMs,
+        maxQueueSize: options.maxQueueSize,
+        maxExportBatchSize: Math.min(512, options.maxQueueSize),
+      }),
+    ],
+  });
+  const tracer = provider.getTracer(`sluice.${app}`);
+  if (options.sampler.startsWith('parentbased_')) parentBased.add(tracer);
+  apps.set(app, { tracer, shutdown: () => provider.shutdown() });
+}
+
+/**
+ * Exports `app`'s last spans and stops its provider (nothing when it has none), waiting at
+ * most `STOP_WAIT_MS`: a receiver that is away must not hold the app's shutdown.
+ */
+export async function stopTracing(app: string): Promise<void> {
+  const traced = apps.get(app);
+  if (traced === undefined) return;
+  apps.delete(app);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+  try {
+    await Promise.race([traced.shutdown(), waited]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const loadSdk = () => import('@opentelemetry/sdk-trace');
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
+/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for. */
+function sampler(sdk: Sdk, options: TracingOptions): InstanceType<Sdk['ParentBasedSampler']> {
+  const name = options.sampler;
+  const base = name.replace(/^parentbased_/, '');
+  const root =
+    base === 'always_off'
+      ? new sdk.AlwaysOffSampler()
+      : base === 'traceidratio'
+        ? new sdk.TraceIdRatioBasedSampler(options.ratio)
+        : new sdk.AlwaysOnSampler();
+  // A sampler that is not parent-based still decides below a remote parent: root everywhere.
+  return name.startsWith('parentbased_')
+    ? new sdk.ParentBasedSampler({ root })
+    : new sdk.ParentBasedSampler({
+        root,
+        remoteParentSampled: root,
+        remoteParentNotSampled: root,
+        localParentSampled: root,
+        localParentNotSampled: root,
+      });
+}
+
+/** The OTLP/HTTP exporter of the protocol (its headers, TLS and timeout from `OTEL_EXPORTER_OTLP_*`). */
+async function exporter(options: TracingOptions) {
+  if (options.protocol === 'http/json') {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter({ url: options.url });
+  }
+  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter({ url: options.url });
+}
+
+/** The SDK's own warnings (an export that failed, spans dropped) in the app's log. */
+function diagLogger(): DiagLogger {
+  const logger = new Logger('Tracing');
+  // A component's messages come as (component name, text, details...): the texts and errors'
+  // messages are written, never an object (an exporter's options hold its headers).
+  const write = (...parts: unknown[]) =>
+    logger.warn(
+      parts
+        .map((p) => (p instanceof Error ? p.message : typeof p === 'string' ? p : undefined))
+        .filter((p) => p !== undefined)
+        .join(' '),
+    );
+  return { error: write, warn: write, info: () => {}, debug: () => {}, verbose: () => {} };
+}
