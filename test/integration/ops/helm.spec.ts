@@ -363,7 +363,11 @@ describe('Helm chart docker/helm/sluice', () => {
       /^\/etc\/sluice\/webhook-ca\//,
     );
     const job = podOf(byKind(full, 'Job')[0]);
-    expect(names(job.containers[0].env)).toEqual(['DATABASE_URL', 'NODE_EXTRA_CA_CERTS']);
+    expect(names(job.containers[0].env)).toEqual([
+      'DATABASE_URL',
+      'SECRETS_ENCRYPTION_KEY',
+      'NODE_EXTRA_CA_CERTS',
+    ]);
     expect(job.containers[0].envFrom).toEqual([{ secretRef: { name: 'sluice-extra' } }]);
     expect(names(job.volumes)).toEqual(['ca']);
     expect(names(job.containers[0].volumeMounts)).toEqual(['ca']);

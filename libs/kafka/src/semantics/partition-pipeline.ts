@@ -297,8 +297,13 @@ export class PartitionPipeline {
   /** Resolves at `dueAt` (epoch ms); records waiting for one time resume in admission order. */
   private until(dueAt: number): Promise<void> {
     if (this.dueWait?.at !== dueAt) {
-      const waitMs = Math.max(0, dueAt - this.options.now());
-      this.dueWait = { at: dueAt, until: new Promise((resolve) => setTimeout(resolve, waitMs)) };
+      // A timer may fire a millisecond before the clock reads its time: wait again then.
+      const wait = (resolve: () => void): void => {
+        const waitMs = dueAt - this.options.now();
+        if (waitMs <= 0) resolve();
+        else setTimeout(() => wait(resolve), waitMs);
+      };
+      this.dueWait = { at: dueAt, until: new Promise(wait) };
     }
     return this.dueWait.until;
   }
