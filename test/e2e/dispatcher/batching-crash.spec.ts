@@ -1,9 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 
-import { buildToTemporaryDir } from '../../helpers/build';
+import { ChildDispatcher } from '../../helpers/child-dispatcher';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -24,37 +21,19 @@ function idsOf(request: ReceivedRequest): string[] {
  */
 describe('batching dispatcher killed with SIGKILL mid-run and restarted', () => {
   const harness = new DispatcherHarness();
-  let buildDir: string;
   let sink: WebhookReceiver;
-  let child: ChildProcess | undefined;
-
-  function startChild(): ChildProcess {
-    const main = join(buildDir, 'apps', 'dispatcher', 'src', 'main.js');
-    return spawn(process.execPath, [main], {
-      env: { ...process.env, ...harness.dispatcherEnv },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-  }
-
-  async function exited(proc: ChildProcess): Promise<void> {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    await new Promise((resolve) => proc.once('exit', resolve));
-  }
+  const dispatcher = new ChildDispatcher();
 
   beforeAll(async () => {
-    buildDir = buildToTemporaryDir();
+    dispatcher.build();
     await harness.start({}, false);
     sink = await new WebhookReceiver().start();
   });
 
   afterAll(async () => {
-    if (child) {
-      child.kill('SIGTERM');
-      await exited(child);
-    }
+    await dispatcher.close();
     await sink?.stop();
     await harness.close();
-    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
   });
 
   it('loses no call of the batches formed, sent or half formed at the kill', async () => {
@@ -82,14 +61,13 @@ describe('batching dispatcher killed with SIGKILL mid-run and restarted', () => 
     }
     // Every delivery is on the topic before the dispatcher reads any.
     await harness.settled();
-    child = startChild();
+    dispatcher.start(harness.dispatcherEnv);
     await sink.received(2, 60_000);
-    child.kill('SIGKILL');
-    await exited(child);
+    await dispatcher.stop('SIGKILL');
     const beforeKill = sink.requests.flatMap(idsOf);
     expect(beforeKill.length).toBeLessThan(CALLS);
 
-    child = startChild();
+    dispatcher.start(harness.dispatcherEnv);
     const seen = await eventually(
       () => {
         const got = new Set(sink.requests.flatMap(idsOf));

@@ -1,9 +1,6 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 
-import { buildToTemporaryDir } from '../../helpers/build';
+import { ChildDispatcher } from '../../helpers/child-dispatcher';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
@@ -17,44 +14,25 @@ const CALLS = 1_200;
  */
 describe('dispatcher killed with SIGKILL mid-load and restarted', () => {
   const harness = new DispatcherHarness();
-  let buildDir: string;
   let sink: WebhookReceiver;
-  let child: ChildProcess | undefined;
-
-  function startChild(): ChildProcess {
-    const main = join(buildDir, 'apps', 'dispatcher', 'src', 'main.js');
-    const proc = spawn(process.execPath, [main], {
-      env: { ...process.env, ...harness.dispatcherEnv },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    return proc;
-  }
-
-  async function exited(proc: ChildProcess): Promise<void> {
-    if (proc.exitCode !== null || proc.signalCode !== null) return;
-    await new Promise((resolve) => proc.once('exit', resolve));
-  }
+  const dispatcher = new ChildDispatcher();
 
   beforeAll(async () => {
-    buildDir = buildToTemporaryDir();
+    dispatcher.build();
     await harness.start({}, false);
     sink = await new WebhookReceiver().start();
   });
 
   afterAll(async () => {
-    if (child) {
-      child.kill('SIGTERM');
-      await exited(child);
-    }
+    await dispatcher.close();
     await sink?.stop();
     await harness.close();
-    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
   });
 
   it('delivers every message id at least once', async () => {
     const source = await harness.source();
     await harness.webhookDestination(source.id, { urls: [sink.url()] });
-    child = startChild();
+    dispatcher.start(harness.dispatcherEnv);
     const ids: string[] = [];
     for (let batch = 0; batch < CALLS / 100; batch += 1) {
       const calls = Array.from({ length: 100 }, (_, i) => {
@@ -66,10 +44,9 @@ describe('dispatcher killed with SIGKILL mid-load and restarted', () => {
       expect(answer.status).toBe(200);
     }
     await sink.received(150, 60_000);
-    child.kill('SIGKILL');
-    await exited(child);
+    await dispatcher.stop('SIGKILL');
     const beforeRestart = sink.requests.length;
-    child = startChild();
+    dispatcher.start(harness.dispatcherEnv);
     const seen = await eventually(
       () => {
         const got = new Set(
