@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
+import { askFetchWait } from '../internals/fetch-wait.replacement';
 import { ConsumerState, ConsumerStatus } from '../semantics/consumer-health';
 import { OffsetCommits } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
@@ -9,7 +10,6 @@ import { settledWithin } from '../semantics/settled-within';
 import { AssignedPipelines } from './assigned-pipelines';
 import { describeError } from './describe-error';
 import { incomingRecord } from './incoming-record';
-import { askFetchWait } from '../internals/fetch-wait.replacement';
 import {
   closeTimeoutMs,
   consumerConfig,

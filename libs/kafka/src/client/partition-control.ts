@@ -44,7 +44,7 @@ export class PartitionControl {
   /**
    * Whether a partition may flow again within `withinMs` of `now`: one is held or stopped
    * after a failure (it resumes when a record finishes), or a resume timer is that close. The
-   * consumer's next fetch should then not wait long on the broker (see `fetch-wait.ts`).
+   * consumer's next fetch should then not wait long on the broker (`fetch-wait.replacement.ts`).
    */
   resumesWithin(now: number, withinMs: number): boolean {
     if (this.stopped.size > 0) return true;
