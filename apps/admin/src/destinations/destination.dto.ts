@@ -86,41 +86,29 @@ function IsRateLimit(): PropertyDecorator {
  * its default.
  */
 export class BatchingDto {
-  @ApiPropertyOptional({
-    minimum: BATCH_LIMITS.maxCalls.min,
-    maximum: BATCH_LIMITS.maxCalls.max,
-    default: BATCH_LIMITS.maxCalls.default,
-    description: 'Most calls in one request',
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(BATCH_LIMITS.maxCalls.min)
-  @Max(BATCH_LIMITS.maxCalls.max)
+  @BatchBound('maxCalls', 'Most calls in one request')
   maxCalls?: number;
 
-  @ApiPropertyOptional({
-    minimum: BATCH_LIMITS.maxBytes.min,
-    maximum: BATCH_LIMITS.maxBytes.max,
-    default: BATCH_LIMITS.maxBytes.default,
-    description: "Most bytes of a request's body; a single larger call goes alone",
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(BATCH_LIMITS.maxBytes.min)
-  @Max(BATCH_LIMITS.maxBytes.max)
+  @BatchBound('maxBytes', "Most bytes of a request's body; a single larger call goes alone")
   maxBytes?: number;
 
-  @ApiPropertyOptional({
-    minimum: BATCH_LIMITS.maxWaitMs.min,
-    maximum: BATCH_LIMITS.maxWaitMs.max,
-    default: BATCH_LIMITS.maxWaitMs.default,
-    description: 'Longest the first call of a batch waits for it to fill, in ms',
-  })
-  @IsOptional()
-  @IsInt()
-  @Min(BATCH_LIMITS.maxWaitMs.min)
-  @Max(BATCH_LIMITS.maxWaitMs.max)
+  @BatchBound('maxWaitMs', 'Longest the first call of a batch waits for it to fill, in ms')
   maxWaitMs?: number;
+}
+
+/** One optional bound of batching: an integer within `BATCH_LIMITS[name]`, documented so. */
+function BatchBound(name: keyof typeof BATCH_LIMITS, description: string): PropertyDecorator {
+  const { min, max, default: byDefault } = BATCH_LIMITS[name];
+  return (target, key) => {
+    ApiPropertyOptional({ minimum: min, maximum: max, default: byDefault, description })(
+      target,
+      key,
+    );
+    IsOptional()(target, key);
+    IsInt()(target, key);
+    Min(min)(target, key);
+    Max(max)(target, key);
+  };
 }
 
 /** Batching: null (one call a request, the default) or the bounds of each request. */
@@ -228,7 +216,7 @@ export class SharedSecretDto {
   sharedSecret!: string;
 }
 
-/** Body of `POST .../shared-secret/rotate`: the new secret (write-only) and the overlap. */
+/** Body of `POST .../destinations/:destId/shared-secret/rotate`: the new secret (write-only) and the overlap. */
 export class RotateSecretDto extends SharedSecretDto {
   @ApiPropertyOptional({
     type: 'integer',

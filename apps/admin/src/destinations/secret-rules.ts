@@ -41,7 +41,7 @@ export function modeRefusal(
     return {
       status: 409,
       code: 'secret_not_whsec',
-      message: `signatureMode: the destination's secret is not a whsec_ one; ${NOT_WHSEC}. Set one with PUT .../shared-secret first`,
+      message: `signatureMode: the destination's secret is not a whsec_ one; ${NOT_WHSEC}. Set one with PUT .../destinations/:destinationId/shared-secret first`,
     };
   }
   return undefined;
@@ -76,7 +76,8 @@ function rotationRefusal(
     return {
       status: 400,
       code: 'no_secret',
-      message: 'the destination has no shared secret to rotate; set one with PUT .../shared-secret',
+      message:
+        'the destination has no shared secret to rotate; set one with PUT .../destinations/:destinationId/shared-secret',
     };
   }
   if (current === next) {

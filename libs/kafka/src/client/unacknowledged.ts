@@ -25,16 +25,21 @@ export function unacknowledgedPartitions(
   answers: readonly RecordMetadata[],
   chosen: { get(message: object): number | undefined },
 ): string[] {
-  const acknowledged = new Set(
-    answers.filter((a) => a.errorCode === 0).map((a) => `${a.topicName}:${a.partition}`),
-  );
+  // Partitions by topic, so that a record costs a number lookup, not a string built for it.
+  const acknowledged = new Map<string, Set<number>>();
+  for (const a of answers) {
+    if (a.errorCode !== 0) continue;
+    let partitions = acknowledged.get(a.topicName);
+    if (!partitions) acknowledged.set(a.topicName, (partitions = new Set()));
+    partitions.add(a.partition);
+  }
   const missing = new Set<string>();
   for (const { topic, messages } of sent) {
+    const partitions = acknowledged.get(topic);
     for (const message of messages) {
       const partition = message.partition ?? chosen.get(message);
-      if (partition === undefined) continue;
-      const key = `${topic}:${partition}`;
-      if (!acknowledged.has(key)) missing.add(key);
+      if (partition === undefined || partitions?.has(partition)) continue;
+      missing.add(`${topic}:${partition}`);
     }
   }
   return [...missing];

@@ -1,4 +1,9 @@
-import { DurableLater, PartitionPipeline, PipelineControl } from './partition-pipeline';
+import {
+  DurableLater,
+  PartitionPipeline,
+  PipelineControl,
+  PipelineOptions,
+} from './partition-pipeline';
 import { IncomingRecord } from './records';
 
 function record(offset: number, key?: string, dueAt?: number): IncomingRecord {
@@ -59,6 +64,19 @@ class Control implements PipelineControl {
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/** The options every spec here starts from, `fields` changed. */
+function options(fields: Partial<PipelineOptions> = {}): PipelineOptions {
+  return {
+    maxInFlight: 10,
+    dueAt: (r) => (r.headers.due ? Number(r.headers.due.toString()) : undefined),
+    dueWindowMs: 0,
+    now: () => 1_000,
+    failureBackoffMs: 500,
+    admissionWaitMs: 20,
+    ...fields,
+  };
+}
+
 function pipeline(
   gates: Gates,
   control: Control,
@@ -68,14 +86,7 @@ function pipeline(
 ) {
   return new PartitionPipeline(
     gates.handle,
-    {
-      maxInFlight,
-      dueAt: (r) => (r.headers.due ? Number(r.headers.due.toString()) : undefined),
-      dueWindowMs,
-      now: typeof now === 'number' ? () => now : now,
-      failureBackoffMs: 500,
-      admissionWaitMs: 20,
-    },
+    options({ maxInFlight, dueWindowMs, now: typeof now === 'number' ? () => now : now }),
     control,
   );
 }
@@ -319,18 +330,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
   }
 
   function laterPipeline(later: Later, control: Control, maxInFlight = 1) {
-    return new PartitionPipeline(
-      later.handle,
-      {
-        maxInFlight,
-        dueAt: () => undefined,
-        dueWindowMs: 0,
-        now: () => 1_000,
-        failureBackoffMs: 500,
-        admissionWaitMs: 20,
-      },
-      control,
-    );
+    return new PartitionPipeline(later.handle, options({ maxInFlight }), control);
   }
 
   it('frees the slot and the key line at once, and commits only once durable', async () => {
@@ -375,18 +375,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
       r.key?.toString() === 'd'
         ? Promise.resolve(new DurableLater(new Promise<void>(() => undefined)))
         : gates.handle(r);
-    const p = new PartitionPipeline(
-      handle,
-      {
-        maxInFlight: 4,
-        dueAt: () => undefined,
-        dueWindowMs: 0,
-        now: () => 1_000,
-        failureBackoffMs: 500,
-        admissionWaitMs: 20,
-      },
-      control,
-    );
+    const p = new PartitionPipeline(handle, options({ maxInFlight: 4 }), control);
     const keys = ['a', 'b', 'c', 'd', 'd', 'd', 'd', 'd', 'd'];
     expect(
       await p.admit(
@@ -421,14 +410,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
   function sharedPipeline(wait: () => DurableLater, control: Control) {
     return new PartitionPipeline(
       () => Promise.resolve(wait()),
-      {
-        maxInFlight: 2,
-        dueAt: () => undefined,
-        dueWindowMs: 0,
-        now: () => 1_000,
-        failureBackoffMs: 500,
-        admissionWaitMs: 20,
-      },
+      options({ maxInFlight: 2 }),
       control,
     );
   }
@@ -469,15 +451,7 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     let earlier: bigint | undefined = 12n;
     const p = new PartitionPipeline(
       gates.handle,
-      {
-        maxInFlight: 10,
-        dueAt: () => undefined,
-        dueWindowMs: 0,
-        now: () => 0,
-        failureBackoffMs: 500,
-        admissionWaitMs: 20,
-        finishedBefore: () => earlier,
-      },
+      options({ now: () => 0, finishedBefore: () => earlier }),
       control,
     );
     // Fetched again from the last offset the broker has (its commit of 10 and 11 was lost).
