@@ -20,7 +20,7 @@ export type LeaveReason = 'destination_busy' | 'rate_limited';
 
 /**
  * What becomes of a delivery: decided by the pure functions below, acted on in one place
- * (DispatchService.apply), which produces, counts and logs.
+ * (DeliveryEffects.apply), which produces, counts and logs.
  */
 export type Decision =
   | { readonly kind: 'delivered'; readonly attempts: number }

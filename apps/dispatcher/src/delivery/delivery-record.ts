@@ -238,3 +238,8 @@ function webhookJson({ webhookId, result, latencyMs, requestHeaders }: TimedResu
   if (requestHeaders !== undefined) json += `,"requestHeaders":${JSON.stringify(requestHeaders)}`;
   return json + `,"latencyMs":${Math.round(latencyMs * 10) / 10}}`;
 }
+
+/** Names a delivery in a log line. */
+export function describeDelivery(facts: DeliveryFacts): string {
+  return `delivery of message ${facts.messageId ?? '(none)'} to destination ${facts.destinationId}`;
+}

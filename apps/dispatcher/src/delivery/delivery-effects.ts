@@ -1,0 +1,175 @@
+import { Logger } from '@nestjs/common';
+
+import { delayLabel } from '@app/contracts';
+import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { activeTraceHeaders } from '@app/tracing';
+
+import { Decision } from './delivery-decision';
+import {
+  deadRecord,
+  DeliveryFacts,
+  describeDelivery,
+  outcomeJson,
+  outcomeRecord,
+  retryRecord,
+  TimedResult,
+} from './delivery-record';
+import { DispatcherMetrics } from './dispatcher.metrics';
+import { OutcomeBatcher } from './outcome-batcher';
+
+/** Where a delivery record was read from. */
+export type DeliveryPath = 'main' | 'retry';
+
+/** What became of one delivery record. */
+export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
+
+/**
+ * What a delivery came to (for a batched call, once its batch was answered), and the wait for
+ * its ledger outcome when one was gathered (for a batched call, for its batch).
+ */
+export interface Handled {
+  readonly result: DispatchResult | (() => Promise<DispatchResult>);
+  readonly ledger?: DurableLater;
+}
+
+/** One delivery's decision, with what it needs to act on it. */
+export interface Decided {
+  readonly record: IncomingRecord;
+  readonly facts: DeliveryFacts;
+  readonly decision: Decision;
+  readonly path: DeliveryPath;
+}
+
+/**
+ * Acts on decisions, the one place that does: produces the retry or dead record (and a
+ * delete's outcome) and waits for Kafka's acknowledgement, hands the ledger's outcome to the
+ * batcher (its acknowledgement is the `ledger` wait), then counts and logs.
+ */
+export class DeliveryEffects {
+  private readonly outcomes: OutcomeBatcher;
+
+  constructor(
+    private readonly producer: Pick<BatchProducer, 'send'>,
+    private readonly metrics: DispatcherMetrics,
+    private readonly logger: Logger,
+    private readonly options: {
+      /** Share of first-try successes whose outcome goes to the ledger (0 to 1). */
+      readonly ledgerSuccessSample: number;
+      /** Whether traces are on: a retry record then carries the attempt's trace. */
+      readonly traced: boolean;
+    },
+    private readonly now: () => number,
+    /** Uniform in [0, 1); drives the success sample. */
+    private readonly random: () => number,
+  ) {
+    this.outcomes = new OutcomeBatcher(producer);
+  }
+
+  /** Acts on one delivery's decision; `answers` are its webhooks' when POSTs were made. */
+  async apply(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    decision: Decision,
+    answers?: readonly TimedResult[],
+    path: DeliveryPath = 'main',
+  ): Promise<Handled> {
+    const now = this.now();
+    const records: OutgoingRecord[] = [];
+    // The batcher's promise is handled already: the send below may throw before anyone waits.
+    const ledger = this.effects(record, facts, decision, records, answers, now);
+    if (records.length > 0) await this.producer.send(records);
+    return { result: this.count(facts, decision, record, path, now), ledger };
+  }
+
+  /** Acts on the decisions of a batch's calls, with the batch's answers, in one send. */
+  async applyAll(
+    calls: readonly Decided[],
+    answers: readonly TimedResult[] | undefined,
+    batchId: string | undefined,
+  ): Promise<{ result: DispatchResult; ledger?: DurableLater }[]> {
+    const now = this.now();
+    const records: OutgoingRecord[] = [];
+    const ledgers = calls.map((call) =>
+      this.effects(call.record, call.facts, call.decision, records, answers, now, batchId),
+    );
+    if (records.length > 0) await this.producer.send(records);
+    return calls.map((call, i) => ({
+      result: this.count(call.facts, call.decision, call.record, call.path, now),
+      ledger: ledgers[i],
+    }));
+  }
+
+  /**
+   * Adds to `records` what a decision produces (the retry or dead record, a delete's outcome)
+   * and hands the ledger's outcome to the batcher, answering its wait.
+   */
+  private effects(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    decision: Decision,
+    records: OutgoingRecord[],
+    answers: readonly TimedResult[] | undefined,
+    now: number,
+    batchId?: string,
+  ): DurableLater | undefined {
+    if (decision.kind === 'retry') {
+      // The next attempt's span is the child of this one's.
+      const trace = this.options.traced ? activeTraceHeaders() : undefined;
+      records.push(retryRecord(record, decision.retry, trace));
+    }
+    if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
+    const outcome = this.publishesOutcome(facts, decision)
+      ? outcomeJson(facts, decision, answers, now, batchId)
+      : undefined;
+    // A delete's outcome is a record of its own, which the deletion receipts read.
+    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, facts, outcome));
+    return outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
+  }
+
+  /** Counts and logs what became of a delivery. */
+  private count(
+    facts: DeliveryFacts,
+    decision: Decision,
+    record: IncomingRecord,
+    path: DeliveryPath,
+    now: number,
+  ): DispatchResult {
+    switch (decision.kind) {
+      case 'delivered': {
+        const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);
+        this.metrics.delivered((now - since) / 1000);
+        this.metrics.delivery('delivered', facts.destinationId);
+        return 'delivered';
+      }
+      case 'retry':
+        this.metrics.retries.inc({ tier: delayLabel(decision.retry.delaySeconds) });
+        this.metrics.delivery('retried', facts.destinationId);
+        return 'retried';
+      case 'dead':
+        this.logger.warn(
+          `${describeDelivery(facts)}: dead after ${decision.dead.attempts} attempt(s): ` +
+            decision.dead.reason,
+        );
+        this.metrics.deadLetters.inc({ reason: decision.dead.reason });
+        this.metrics.delivery('dead', facts.destinationId);
+        return 'dead';
+      case 'discarded':
+        this.logger.warn(`${describeDelivery(facts)}: discarded, ${decision.reason}`);
+        this.metrics.discarded.inc({ reason: decision.reason });
+        this.metrics.delivery('discarded', facts.destinationId);
+        return 'discarded';
+    }
+  }
+
+  /**
+   * Every outcome goes to the ledger but a first-try success, which is sampled
+   * (`ledgerSuccessSample`): a delivery that has been on a retry tier already has a row that
+   * its success must close, and a delete's deletion request waits for its outcome.
+   */
+  private publishesOutcome(facts: DeliveryFacts, decision: Decision): boolean {
+    if (decision.kind !== 'delivered' || facts.type === 'delete') return true;
+    if (facts.firstAttemptAt !== undefined) return true;
+    const sample = this.options.ledgerSuccessSample;
+    return sample >= 1 || (sample > 0 && this.random() < sample);
+  }
+}
