@@ -1,10 +1,12 @@
 // A destination of a source (by id, or the source's first): create the first, its settings,
-// filter, shared secret and webhooks.
+// filter, delivery settings (delivery-settings.js), shared secret (secret.js) and webhooks.
 
 import { api, ApiError } from './api.js';
+import { deliverySection } from './delivery-settings.js';
 import { filterSection } from './destinations.js';
 import { action, button, errorBox, facts, field, h, link, show, showError, when } from './dom.js';
 import { hashOf } from './router.js';
+import { secretSection } from './secret.js';
 
 /** The API's limits: webhooks per destination, static headers per webhook. */
 const MAX_WEBHOOKS = 5;
@@ -143,7 +145,8 @@ function renderDestination(destination, path, reload, alert) {
       ),
     ),
     filterSection(destination, path, reload),
-    secretSection(destination, path, reload, alert),
+    deliverySection(destination, path, reload),
+    secretSection(destination, path, reload),
     webhooksSection(destination, path, reload, alert),
   ];
 }
@@ -159,50 +162,6 @@ function breakerState(breaker) {
     { 'data-testid': 'breaker-state' },
     text,
     breaker.since ? h('span', {}, ' since ', when(breaker.since)) : '',
-  );
-}
-
-function secretSection(destination, path, reload, alert) {
-  const secret = h('input', {
-    type: 'password',
-    name: 'sharedSecret',
-    autocomplete: 'new-password',
-    required: true,
-    maxlength: 1024,
-  });
-  return h(
-    'section',
-    { class: 'card' },
-    h('h2', {}, 'Shared secret'),
-    h(
-      'p',
-      { 'data-testid': 'secret-state' },
-      destination.sharedSecretSet
-        ? 'A shared secret is set: every POST carries X-Signature (HMAC-SHA1 of the body).'
-        : 'No shared secret is set: POSTs are not signed.',
-    ),
-    h(
-      'form',
-      {
-        class: 'inline-form',
-        onsubmit: action(alert, reload, () =>
-          api('PUT', `${path}/shared-secret`, { sharedSecret: secret.value }),
-        ),
-      },
-      field(
-        destination.sharedSecretSet ? 'Replace the shared secret' : 'Shared secret',
-        secret,
-        'Never shown again, not even here.',
-      ),
-      h('button', { type: 'submit' }, 'Set secret'),
-      destination.sharedSecretSet
-        ? button(
-            'Remove secret',
-            action(alert, reload, () => api('DELETE', `${path}/shared-secret`)),
-            { class: 'danger' },
-          )
-        : null,
-    ),
   );
 }
 

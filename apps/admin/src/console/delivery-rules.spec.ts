@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SourceTextModule } from 'node:vm';
+
+import { BATCH_LIMITS, MAX_SECRET_OVERLAP_SECONDS, SIGNATURE_MODES } from '@app/contracts';
+
+import { CONSOLE_STATIC_DIR } from './console.routes';
+
+/** static/delivery-rules.js's exports (a browser module of plain JS, no types). */
+interface DeliveryRules {
+  BATCH_BOUNDS: { key: string; min: number; max: number; byDefault: number }[];
+  SIGNATURE_MODES: { value: string }[];
+  MAX_OVERLAP_SECONDS: number;
+  typedNumber(text: unknown): unknown;
+  batchingBody(typed: Record<string, string>): unknown;
+  batchingText(batching: unknown): string;
+  boundHint(bound: unknown): string;
+  traceparentText(on: boolean): string;
+  signatureModeText(mode: string): string;
+  secretText(mode: string, secretSet: boolean): string;
+  secretHint(mode: string): string;
+  overlapState(iso: string | null, nowMs: number): unknown;
+  rotationBody(sharedSecret: string, overlapText: string): unknown;
+}
+
+/**
+ * The browser module as the browser runs it, an ES module evaluated by Node's vm (the unit
+ * project runs with --experimental-vm-modules); it imports nothing.
+ */
+async function loadRules(): Promise<DeliveryRules> {
+  const file = join(CONSOLE_STATIC_DIR, 'delivery-rules.js');
+  const module = new SourceTextModule(readFileSync(file, 'utf8'), { identifier: file });
+  await module.link(() => {
+    throw new Error('delivery-rules.js imports nothing');
+  });
+  await module.evaluate();
+  return module.namespace as unknown as DeliveryRules;
+}
+
+describe("the console's delivery rules (static/delivery-rules.js)", () => {
+  let rules: DeliveryRules;
+
+  beforeAll(async () => {
+    rules = await loadRules();
+  });
+
+  it("states the API's batching bounds, signature modes and longest overlap", () => {
+    expect(
+      Object.fromEntries(
+        rules.BATCH_BOUNDS.map(({ key, min, max, byDefault }) => [
+          key,
+          { min, max, default: byDefault },
+        ]),
+      ),
+    ).toEqual(BATCH_LIMITS);
+    expect(rules.SIGNATURE_MODES.map((m) => m.value)).toEqual([...SIGNATURE_MODES]);
+    expect(rules.MAX_OVERLAP_SECONDS).toBe(MAX_SECRET_OVERLAP_SECONDS);
+  });
+
+  it.each([
+    ['', undefined],
+    ['   ', undefined],
+    [undefined, undefined],
+    ['500', 500],
+    [' 42 ', 42],
+    ['0', 0],
+    ['-3', -3],
+    ['1.5', 1.5],
+    ['abc', 'abc'],
+    ['12 calls', '12 calls'],
+    ['Infinity', 'Infinity'],
+  ])('typedNumber(%j) is %j: numerals as numbers, the rest as typed', (text, expected) => {
+    expect(rules.typedNumber(text)).toEqual(expected);
+  });
+
+  it.each([
+    [{ maxCalls: '', maxBytes: '', maxWaitMs: '' }, { batching: {} }],
+    [{ maxCalls: '500', maxBytes: '', maxWaitMs: '' }, { batching: { maxCalls: 500 } }],
+    [
+      { maxCalls: '10', maxBytes: '2048', maxWaitMs: '0' },
+      { batching: { maxCalls: 10, maxBytes: 2048, maxWaitMs: 0 } },
+    ],
+    [
+      { maxCalls: '5000', maxBytes: 'x', maxWaitMs: '' },
+      { batching: { maxCalls: 5000, maxBytes: 'x' } },
+    ],
+  ])('batchingBody(%j) is %j (the API checks the ranges)', (typed, expected) => {
+    expect(rules.batchingBody(typed)).toEqual(expected);
+  });
+
+  it.each([
+    [null, 'Off: one call a request.'],
+    [
+      { maxCalls: 100, maxBytes: 1_048_576, maxWaitMs: 1000 },
+      'On: up to 100 calls or 1,048,576 bytes a request, the first call waiting at most 1,000 ms for more.',
+    ],
+  ])('batchingText(%j)', (batching, expected) => {
+    expect(rules.batchingText(batching)).toBe(expected);
+  });
+
+  it("gives each bound's range and default as its hint", () => {
+    expect(rules.BATCH_BOUNDS.map((bound) => rules.boundHint(bound))).toEqual([
+      '1 to 4,000 calls; empty: 100',
+      '1,024 to 16,777,216 bytes; empty: 1,048,576',
+      '0 to 60,000 ms; empty: 1,000',
+    ]);
+  });
+
+  it.each([
+    ['x-signature', true, /^A shared secret is set: every POST carries X-Signature/],
+    ['x-signature', false, /^No shared secret is set: POSTs are not signed/],
+    ['standard-webhooks', true, /^A shared secret is set: .*webhook-signature/],
+    ['standard-webhooks', false, /^No shared secret is set: .*no webhook-signature/],
+  ])('secretText(%s, %s) says what is signed', (mode, set, expected) => {
+    expect(rules.secretText(mode, set)).toMatch(expected);
+  });
+
+  it('asks for a whsec_ secret in standard-webhooks mode only', () => {
+    expect(rules.secretHint('standard-webhooks')).toContain('whsec_');
+    expect(rules.secretHint('x-signature')).not.toContain('whsec_');
+  });
+
+  it('names each mode, and shows an unknown one as given', () => {
+    expect(rules.signatureModeText('x-signature')).toMatch(/^x-signature: .*X-Signature/);
+    expect(rules.signatureModeText('standard-webhooks')).toMatch(/^standard-webhooks: .*whsec_/);
+    expect(rules.signatureModeText('v2')).toBe('v2');
+  });
+
+  it('says whether a traceparent is sent', () => {
+    expect(rules.traceparentText(true)).toMatch(/^On: .*traceparent/);
+    expect(rules.traceparentText(false)).toBe('Off: POSTs carry no traceparent.');
+  });
+
+  const NOW = Date.parse('2026-11-27T12:00:00.000Z');
+  it.each([
+    [null, { kind: 'none' }],
+    ['not a time', { kind: 'none' }],
+    ['2026-11-28T12:00:00.000Z', { kind: 'overlap', until: '2026-11-28T12:00:00.000Z' }],
+    ['2026-11-27T12:00:00.001Z', { kind: 'overlap', until: '2026-11-27T12:00:00.001Z' }],
+    ['2026-11-27T12:00:00.000Z', { kind: 'ended', at: '2026-11-27T12:00:00.000Z' }],
+    ['2026-11-26T12:00:00.000Z', { kind: 'ended', at: '2026-11-26T12:00:00.000Z' }],
+  ])('overlapState(%j) at noon is %j', (iso, expected) => {
+    expect(rules.overlapState(iso, NOW)).toEqual(expected);
+  });
+
+  it.each([
+    ['', { sharedSecret: 's' }],
+    ['3600', { sharedSecret: 's', overlapSeconds: 3600 }],
+    ['0', { sharedSecret: 's', overlapSeconds: 0 }],
+    ['a day', { sharedSecret: 's', overlapSeconds: 'a day' }],
+  ])('rotationBody(s, %j) is %j', (overlap, expected) => {
+    expect(rules.rotationBody('s', overlap)).toEqual(expected);
+  });
+});
