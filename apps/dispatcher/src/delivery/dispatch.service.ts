@@ -160,14 +160,11 @@ export class DispatchService implements OnModuleDestroy {
     const { gate, slots, rateLimits } = this.capacity;
     // An ordered destination's call that cannot go now waits in place, holding its user's lane.
     const ordered = holdsInPlace(destination, path);
-    // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe.
+    // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe (an
+    // ordered destination's too: its user's ordering is suspended).
     const breaker = this.capacity.admitBreaker(destinationId, this.now());
     if (breaker.kind === 'wait') {
-      if (ordered)
-        return this.hold(
-          { record, facts, body, atLeastMs: breaker.untilMs - this.now() },
-          destination!,
-        );
+      if (ordered) return this.ordered.suspendForBreaker(record, facts, breaker.untilMs);
       const decision = waitForBreaker(facts, breaker.untilMs, this.now(), this.options);
       return this.effects.apply(record, facts, decision);
     }

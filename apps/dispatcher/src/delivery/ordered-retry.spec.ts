@@ -96,7 +96,10 @@ describe('DispatchService, ordered destinations', () => {
   let metrics: DispatcherMetrics;
   let warn: jest.SpyInstance;
 
-  function service(script: AttemptResult[]): { dispatch: DispatchService; client: ScriptedClient } {
+  function service(
+    script: AttemptResult[],
+    failingAfter = 1_000,
+  ): { dispatch: DispatchService; client: ScriptedClient } {
     const registry = new Metrics('test');
     metrics = new DispatcherMetrics(registry);
     const client = new ScriptedClient(script, Date.now);
@@ -118,7 +121,7 @@ describe('DispatchService, ordered destinations', () => {
         maxInFlightPerDestination: 4,
         destinationWaitMs: 50,
         breaker: {
-          failingAfter: 1_000,
+          failingAfter,
           failureRatio: 1,
           minAttempts: 1_000,
           windowMs: 60_000,
@@ -251,6 +254,25 @@ describe('DispatchService, ordered destinations', () => {
     expect(producer.sent.map((r) => r.headers![HEADER.reason].toString())).toEqual([
       'ordering_suspended_ordering_off',
     ]);
+  });
+
+  it('suspends the ordering when the breaker opened: the call waits on a tier for its probe', async () => {
+    // The first failure opens the breaker; the in-place attempt after the back-off finds it open.
+    const { dispatch, client } = service([HTTP_500], 1);
+    const hold = await held(dispatch);
+    await jest.advanceTimersByTimeAsync(100);
+    await settled(hold);
+    expect(client.posts).toHaveLength(1);
+    expect(producer.sent.map((r) => r.headers![HEADER.reason].toString())).toEqual([
+      'ordering_suspended_breaker_open',
+    ]);
+    await expect(metrics.orderingSuspended.get()).resolves.toMatchObject({
+      values: [{ labels: { reason: 'breaker_open' }, value: 1 }],
+    });
+    // The next call of an ordered destination with its breaker open is not held at all.
+    const next = await dispatch.handle(record(), 'main');
+    expect(next).not.toBeInstanceOf(LaneHold);
+    expect(producer.sent).toHaveLength(2);
   });
 
   it('leaves a destination without ordering as it was: a failure goes to a tier', async () => {

@@ -12,7 +12,7 @@ import { admit, Decision, RetryPolicy } from './delivery-decision';
 import { DeliveryFacts, describeDelivery, RetrySchedule, TimedResult } from './delivery-record';
 import { verdictOf } from './circuit-breaker';
 import { DeliveryCapacity } from './delivery-capacity';
-import { DeliveryEffects } from './delivery-effects';
+import { DeliveryEffects, Handled } from './delivery-effects';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import {
   holdsInPlace,
@@ -20,6 +20,7 @@ import {
   nextAttemptFacts,
   nextHoldStep,
   SuspendReason,
+  suspendedForBreaker,
   suspendedRetry,
 } from './ordering-decision';
 
@@ -47,8 +48,6 @@ export interface HeldCall {
   readonly body: Buffer;
   /** The failed attempt's retry decision and answers; absent when no attempt was made. */
   readonly failed?: { readonly retry: RetrySchedule; readonly answers?: readonly TimedResult[] };
-  /** The shortest first wait (an open breaker's), in ms. */
-  readonly atLeastMs?: number;
 }
 
 /** What the in-place retries need of the dispatch. */
@@ -101,7 +100,8 @@ export class OrderedRetries {
     const { record, body } = call;
     const heldSince = this.now();
     const delaysMs = this.options.orderingRetryDelaysMs ?? DEFAULT_ORDERING_RETRY_DELAYS_MS;
-    let { facts, failed, atLeastMs } = call;
+    let { facts, failed } = call;
+    let atLeastMs: number | undefined;
     if (failed !== undefined) {
       facts = nextAttemptFacts(facts, failed.retry);
       atLeastMs = retryAfterOf(failed.answers);
@@ -130,8 +130,7 @@ export class OrderedRetries {
         return this.suspend(call, facts, failed, 'ordering_off');
       const tried = await this.tryOnce(facts, body, destination!, admission.webhooks);
       if ('untilMs' in tried) {
-        atLeastMs = tried.untilMs - this.now();
-        continue;
+        return (await this.suspendForBreaker(record, facts, tried.untilMs)).ledger;
       }
       const { decision, answers } = tried;
       if (decision.kind !== 'retry') return this.finish(record, facts, decision, answers);
@@ -191,6 +190,20 @@ export class OrderedRetries {
     this.deps.logger.warn(`${describeDelivery(facts)}: ordering suspended (${reason})`);
     const decision = suspendedRetry(facts, failed?.retry, reason, this.now(), this.options);
     return this.finish(call.record, facts, decision, failed?.answers);
+  }
+
+  /**
+   * The destination's breaker is open: the call waits on a tier for its probe, and its user's
+   * ordering is suspended (holding every user's calls would fill the partitions' lines).
+   */
+  suspendForBreaker(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    untilMs: number,
+  ): Promise<Handled> {
+    this.deps.metrics.orderingSuspended.inc({ reason: 'breaker_open' });
+    const decision = suspendedForBreaker(facts, untilMs, this.now(), this.options);
+    return this.deps.effects.apply(record, facts, decision, undefined, 'main');
   }
 
   /** Resolves after `ms`, or at once when the pipeline asks the hold to stop. */

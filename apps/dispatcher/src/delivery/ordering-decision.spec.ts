@@ -8,6 +8,7 @@ import {
   inPlaceRetry,
   nextAttemptFacts,
   nextHoldStep,
+  suspendedForBreaker,
   suspendedRetry,
 } from './ordering-decision';
 
@@ -154,6 +155,27 @@ describe('in-place retries', () => {
     expect(inPlaceRetry(RETRY, NOW, 250)).toEqual({
       kind: 'retry',
       retry: { ...RETRY, dueAt: NOW + 250 },
+    });
+  });
+});
+
+describe(suspendedForBreaker.name, () => {
+  it('waits on the tier the breaker rule picks, its reason saying the ordering was suspended', () => {
+    expect(suspendedForBreaker(FACTS, NOW + 30_000, NOW, POLICY)).toEqual({
+      kind: 'retry',
+      retry: expect.objectContaining({
+        delaySeconds: 60,
+        attempt: 1,
+        reason: 'ordering_suspended_breaker_open',
+      }),
+    });
+  });
+
+  it('is dead when no tier fits the retry window, as any call', () => {
+    const old = { ...FACTS, firstAttemptAt: NOW - POLICY.retryWindowMs + 1_000 };
+    expect(suspendedForBreaker(old, NOW + 30_000, NOW, POLICY)).toMatchObject({
+      kind: 'dead',
+      dead: { reason: 'retry_window_closed' },
     });
   });
 });

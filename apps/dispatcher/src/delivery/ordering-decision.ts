@@ -1,6 +1,6 @@
 import type { DestinationSettings } from '@app/settings';
 
-import type { Decision, RetryPolicy } from './delivery-decision';
+import { Decision, RetryPolicy, waitForBreaker } from './delivery-decision';
 import type { DeliveryFacts, RetrySchedule } from './delivery-record';
 import type { DeliveryPath } from './delivery-effects';
 
@@ -9,9 +9,12 @@ import type { DeliveryPath } from './delivery-effects';
  * flowed): `pending`, as many of its calls waited as the destination allows; `hold_time`, its
  * call held them as long as the destination allows; `partition_full`, held lanes filled the
  * partition's lines and nothing finished; `ordering_off`, the destination's ordering was
- * turned off (or batching on) while the call was held.
+ * turned off (or batching on) while the call was held; `breaker_open`, the destination's
+ * circuit breaker is open: every user's calls would hold and fill the partitions' lines, so
+ * they wait on the tiers for its probe instead.
  */
-export type SuspendReason = 'pending' | 'hold_time' | 'partition_full' | 'ordering_off';
+export type SuspendReason =
+  'pending' | 'hold_time' | 'partition_full' | 'ordering_off' | 'breaker_open';
 
 /** What a held call does next: wait and try again in place, or give its lane up. */
 export type HoldStep =
@@ -28,7 +31,7 @@ export interface HoldInput {
   /** In-place back-off in ms, in order; the last repeats. */
   readonly delaysMs: readonly number[];
   readonly maxHoldSeconds: number;
-  /** The shortest wait the destination asked for (a `Retry-After`, an open breaker's cool-down). */
+  /** The shortest wait the destination asked for (a `Retry-After`). */
   readonly atLeastMs?: number;
   /** The pipeline asked the hold to stop. */
   readonly stop?: 'pending' | 'partition_full';
@@ -106,4 +109,19 @@ export function suspendedRetry(
       lastStatus: undefined,
     },
   };
+}
+
+/**
+ * A call of an ordered destination whose breaker is open waits on a tier for the breaker's
+ * probe, as any call does (`waitForBreaker`), its reason saying its ordering was suspended.
+ */
+export function suspendedForBreaker(
+  facts: DeliveryFacts,
+  untilMs: number,
+  now: number,
+  policy: RetryPolicy,
+): Decision {
+  const decision = waitForBreaker(facts, untilMs, now, policy);
+  if (decision.kind !== 'retry') return decision;
+  return { kind: 'retry', retry: { ...decision.retry, reason: 'ordering_suspended_breaker_open' } };
 }
