@@ -7,6 +7,15 @@ import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { eventually } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
 
+/**
+ * A breaker that never opens: an open breaker suspends ordering (its own unit spec), and these
+ * receivers fail on purpose.
+ */
+const NO_BREAKER = {
+  DISPATCHER_FAILING_AFTER: '10000',
+  DISPATCHER_BREAKER_MIN_ATTEMPTS: '1000000',
+};
+
 /** What a request carried: its call's user and message id. */
 function callOf(request: ReceivedRequest): { userId: string; messageId: string } {
   return JSON.parse(request.body.toString()) as { userId: string; messageId: string };
@@ -58,7 +67,11 @@ describe('ordered delivery through failures and a SIGKILL', () => {
   beforeAll(async () => {
     dispatcher.build();
     await harness.start(
-      { DISPATCHER_ORDERING_RETRY_DELAYS_MS: '20,50,100', DISPATCHER_RETRY_WINDOW_SECONDS: '600' },
+      {
+        DISPATCHER_ORDERING_RETRY_DELAYS_MS: '20,50,100',
+        DISPATCHER_RETRY_WINDOW_SECONDS: '600',
+        ...NO_BREAKER,
+      },
       false,
     );
     sink = await new WebhookReceiver().start();
@@ -144,6 +157,7 @@ describe('ordered delivery with stuck users', () => {
     await harness.start({
       DISPATCHER_ORDERING_RETRY_DELAYS_MS: '50,100,200',
       DISPATCHER_RETRY_WINDOW_SECONDS: '120',
+      ...NO_BREAKER,
     });
     sink = await new WebhookReceiver().start();
     sink.answer = (request, index) =>
