@@ -275,6 +275,20 @@ describe('DispatchService, ordered destinations', () => {
     expect(producer.sent).toHaveLength(2);
   });
 
+  it('holds a call over the rate limit in place rather than sending it to a tier', async () => {
+    settings.set(DESTINATION_ID, destination({ rateLimitPerSecond: 1 }));
+    const { dispatch, client } = service([]);
+    await expect(dispatch.handle(record(), 'main')).resolves.not.toBeInstanceOf(LaneHold);
+    // No token left this second: the second call waits in place, then goes with the next token.
+    const hold = await held(dispatch);
+    expect(client.posts).toEqual([NOW]);
+    await jest.advanceTimersByTimeAsync(2_000);
+    await settled(hold);
+    expect(client.posts).toHaveLength(2);
+    expect(client.posts[1]).toBeGreaterThanOrEqual(NOW + 1_000);
+    expect(producer.sent).toEqual([]);
+  });
+
   it('leaves a destination without ordering as it was: a failure goes to a tier', async () => {
     settings.set(DESTINATION_ID, destination({ ordering: null }));
     const { dispatch } = service([HTTP_500]);
