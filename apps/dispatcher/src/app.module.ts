@@ -63,6 +63,7 @@ export class AppModule {
       destinationWaitMs: dispatcher.destinationWaitMs,
       secrets: new SecretBox(dispatcher.secretsKey),
       ledgerSuccessSample: dispatcher.ledgerSuccessSample,
+      orderingRetryDelaysMs: dispatcher.orderingRetryDelaysMs,
     };
     const rateLimits: RateLimitOptions = {
       partitionsPerTopic: config.kafka.topicPartitions,

@@ -29,6 +29,7 @@ describe(loadDispatcherConfig.name, () => {
     expect(config.dispatcher).toEqual({
       retryDelaysSeconds: [10, 60, 300, 1200, 3600],
       retryWindowMs: 4 * 3600 * 1000,
+      orderingRetryDelaysMs: [1_000, 5_000, 15_000, 30_000],
       requestTimeoutMs: 5000,
       maxInFlight: 1024,
       maxInFlightPerDestination: 64,
@@ -58,6 +59,7 @@ describe(loadDispatcherConfig.name, () => {
       DISPATCHER_PORT: '0',
       DISPATCHER_RETRY_DELAYS: '1s,2s,2m',
       DISPATCHER_RETRY_WINDOW_SECONDS: '30',
+      DISPATCHER_ORDERING_RETRY_DELAYS_MS: '20,50,100',
       DISPATCHER_REQUEST_TIMEOUT_MS: '300',
       DISPATCHER_MAX_IN_FLIGHT: '10',
       DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION: '3',
@@ -80,6 +82,7 @@ describe(loadDispatcherConfig.name, () => {
     expect(config.dispatcher).toEqual({
       retryDelaysSeconds: [1, 2, 120],
       retryWindowMs: 30_000,
+      orderingRetryDelaysMs: [20, 50, 100],
       requestTimeoutMs: 300,
       maxInFlight: 10,
       maxInFlightPerDestination: 3,
@@ -125,6 +128,9 @@ describe(loadDispatcherConfig.name, () => {
     ['DISPATCHER_ALLOWED_CIDRS', 'intranet.example/8'],
     ['DISPATCHER_ALLOWED_CIDRS', '10.9.0.0/16,'],
     ['DISPATCHER_RETRY_WINDOW_SECONDS', '0'],
+    ['DISPATCHER_ORDERING_RETRY_DELAYS_MS', '0,100'],
+    ['DISPATCHER_ORDERING_RETRY_DELAYS_MS', '1s'],
+    ['DISPATCHER_ORDERING_RETRY_DELAYS_MS', '100,'],
     ['DISPATCHER_REQUEST_TIMEOUT_MS', '99'],
     ['DISPATCHER_REQUEST_TIMEOUT_MS', 'fast'],
     ['DISPATCHER_MAX_IN_FLIGHT', '0'],

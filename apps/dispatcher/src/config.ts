@@ -7,6 +7,8 @@ import type { BreakerPolicy } from './delivery/circuit-breaker';
 
 /** A comma-separated list of delay labels such as `10s,1m,5m,20m,1h`. */
 const DELAY_LADDER = /^[1-9][0-9]*[smh](,[1-9][0-9]*[smh])*$/;
+/** A comma-separated list of positive integers (milliseconds). */
+const MS_LADDER = /^[1-9][0-9]{0,6}(,[1-9][0-9]{0,6})*$/;
 /** A comma-separated list of IPv4 or IPv6 CIDRs (checked in full when the guard is built). */
 const CIDR_LIST = /^$|^[0-9A-Fa-f:.]+\/[0-9]{1,3}(,[0-9A-Fa-f:.]+\/[0-9]{1,3})*$/;
 
@@ -36,6 +38,16 @@ class DispatcherEnv extends SealedSecretsEnv {
   @Min(1)
   @Max(7 * 24 * 3600)
   DISPATCHER_RETRY_WINDOW_SECONDS: number = 4 * 3600;
+
+  /**
+   * Ordered delivery's in-place back-off: the waits, in milliseconds, before each new attempt
+   * of a call held in its user's lane; the last one repeats until the destination's
+   * `maxHoldSeconds` suspends the user's ordering.
+   */
+  @Matches(MS_LADDER, {
+    message: 'DISPATCHER_ORDERING_RETRY_DELAYS_MS must be milliseconds like 1000,5000,15000,30000',
+  })
+  DISPATCHER_ORDERING_RETRY_DELAYS_MS: string = '1000,5000,15000,30000';
 
   /**
    * Deadline of one webhook POST (connect, send, response headers and body), in milliseconds;
@@ -177,6 +189,8 @@ export interface DispatcherConfig extends CommonConfig {
     /** Retry delays in seconds, in ladder order; the last repeats. */
     readonly retryDelaysSeconds: readonly number[];
     readonly retryWindowMs: number;
+    /** Ordered delivery's in-place back-off in ms, in order; the last repeats. */
+    readonly orderingRetryDelaysMs: readonly number[];
     readonly requestTimeoutMs: number;
     readonly maxInFlight: number;
     readonly maxInFlightPerDestination: number;
@@ -205,6 +219,7 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
     dispatcher: {
       retryDelaysSeconds: vars.DISPATCHER_RETRY_DELAYS.split(',').map(parseDelayLabel),
       retryWindowMs: vars.DISPATCHER_RETRY_WINDOW_SECONDS * 1000,
+      orderingRetryDelaysMs: vars.DISPATCHER_ORDERING_RETRY_DELAYS_MS.split(',').map(Number),
       requestTimeoutMs: vars.DISPATCHER_REQUEST_TIMEOUT_MS,
       maxInFlight: vars.DISPATCHER_MAX_IN_FLIGHT,
       maxInFlightPerDestination: vars.DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION,

@@ -23,6 +23,11 @@ export const DELIVERY_REASONS = [
   'rate_limited' /* the destination's rate limit held it back */,
   'destination_disabled' /* discarded: the destination was disabled */,
   'destination_deleted' /* discarded: the destination was deleted */,
+  'ordering_suspended_pending' /* ordered: too many of its user's calls waited behind it */,
+  'ordering_suspended_hold_time' /* ordered: it held its user's calls as long as allowed */,
+  'ordering_suspended_partition_full' /* ordered: held lanes filled its partition */,
+  'ordering_suspended_ordering_off' /* ordered: ordering was turned off while it was held */,
+  'ordering_suspended_breaker_open' /* ordered: its breaker is open; it waits on a tier */,
 ] as const;
 
 /** A delivery's reason code. */

@@ -42,3 +42,13 @@ export const BATCH_LIMITS = {
   maxBytes: { min: 1_024, max: 16_777_216, default: 1_048_576 },
   maxWaitMs: { min: 0, max: 60_000, default: 1_000 },
 } as const;
+
+/**
+ * An ordered destination's bounds (docs/api.md, "Ordered delivery"): how many calls of one
+ * user may wait behind its retrying call, and how long that call may hold them, before the
+ * user's ordering is suspended. Enforced by the admin API and by the database.
+ */
+export const ORDERING_LIMITS = {
+  maxPendingCalls: { min: 1, max: 1_000, default: 100 },
+  maxHoldSeconds: { min: 1, max: 3_600, default: 600 },
+} as const;

@@ -6,6 +6,8 @@
 export { copyHeaders, headerText } from './semantics/records';
 export type { IncomingRecord, OutgoingRecord } from './semantics/records';
 export { DurableLater } from './semantics/partition-pipeline';
+export { LaneHold } from './semantics/lane-hold';
+export type { HoldStopReason } from './semantics/lane-hold';
 export { Semaphore } from './semantics/semaphore';
 export { ConsumerHealth } from './semantics/consumer-health';
 

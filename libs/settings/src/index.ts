@@ -46,6 +46,7 @@ export { SettingsModule, type SettingsModuleOptions } from './settings.module';
 export type {
   BatchSettings,
   DestinationSettings,
+  OrderingSettings,
   SourceSettings,
   WebhookSettings,
 } from './settings.snapshot';

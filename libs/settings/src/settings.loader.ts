@@ -31,6 +31,8 @@ export async function loadSettingsRows(dataSource: DataSource): Promise<Settings
         batchMaxCalls: true,
         batchMaxBytes: true,
         batchMaxWaitMs: true,
+        orderingMaxPendingCalls: true,
+        orderingMaxHoldSeconds: true,
         sendTraceparent: true,
         createdAt: true,
       },

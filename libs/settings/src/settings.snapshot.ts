@@ -79,6 +79,11 @@ export interface DestinationSettings {
    * request.
    */
   readonly batching?: BatchSettings | null;
+  /**
+   * Ordered delivery's bounds; null (or absent, in hand-made settings) delivers without
+   * ordering.
+   */
+  readonly ordering?: OrderingSettings | null;
   /** Its webhook POSTs carry a `traceparent` when traces are on (absent: they do not). */
   readonly sendTraceparent?: boolean;
 }
@@ -91,6 +96,14 @@ export interface BatchSettings {
   readonly maxBytes: number;
   /** Longest the first call of a batch waits for the batch to fill, in ms. */
   readonly maxWaitMs: number;
+}
+
+/** An ordered destination's bounds (docs/api.md, "Ordered delivery"). */
+export interface OrderingSettings {
+  /** Most calls of one user waiting behind its retrying call before its ordering is suspended. */
+  readonly maxPendingCalls: number;
+  /** Longest its retrying call holds them, in seconds, before its ordering is suspended. */
+  readonly maxHoldSeconds: number;
 }
 
 /** The columns the cache loads, one array per table. */
@@ -120,7 +133,11 @@ export interface SettingsRows {
     Partial<
       Pick<
         DestinationEntity,
-        'signatureMode' | 'previousSecretCiphertext' | 'previousSecretExpiresAt'
+        | 'signatureMode'
+        | 'previousSecretCiphertext'
+        | 'previousSecretExpiresAt'
+        | 'orderingMaxPendingCalls'
+        | 'orderingMaxHoldSeconds'
       >
     >)[];
   /** Every webhook, in any order. */
@@ -266,8 +283,16 @@ function toDestination(
       : null,
     previousSecretExpiresAt: row.previousSecretExpiresAt?.getTime() ?? null,
     batching: batchingOf(row),
+    ordering: orderingOf(row),
     sendTraceparent: row.sendTraceparent ?? false,
   });
+}
+
+/** The ordering bounds of a row; null when it delivers without ordering. */
+function orderingOf(row: SettingsRows['destinations'][number]): OrderingSettings | null {
+  const { orderingMaxPendingCalls, orderingMaxHoldSeconds } = row;
+  if (orderingMaxPendingCalls === null || orderingMaxPendingCalls === undefined) return null;
+  return { maxPendingCalls: orderingMaxPendingCalls, maxHoldSeconds: orderingMaxHoldSeconds! };
 }
 
 /** The batching bounds of a row; null when it sends one call a request. */

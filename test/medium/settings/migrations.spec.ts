@@ -36,6 +36,7 @@ const EXPECTED_CONSTRAINTS = [
   'destination_filter_object_check',
   'destination_kind_check',
   'destination_name_not_empty_check',
+  'destination_ordering_check',
   'destination_pkey',
   'destination_previous_secret_check',
   'destination_rate_limit_range_check',
@@ -130,6 +131,7 @@ describe('settings migrations', () => {
       'AddDestinationSigning1763769601000',
       'AddDestinationBatching1763769601050',
       'AddDestinationSendTraceparent1763769601100',
+      'AddDestinationOrdering1790002000000',
     ]);
     await expect(ourTables()).resolves.toEqual(OUR_TABLES);
     await expect(ourFunctions()).resolves.toEqual([
@@ -195,6 +197,7 @@ describe('settings migrations', () => {
 
   it('reverts everything, leaving no table or function of ours', async () => {
     await expect(revertAllMigrations(dataSource)).resolves.toEqual([
+      'AddDestinationOrdering1790002000000',
       'AddDestinationSendTraceparent1763769601100',
       'AddDestinationBatching1763769601050',
       'AddDestinationSigning1763769601000',

@@ -27,6 +27,15 @@ class BatchingAnswer {
   maxWaitMs!: number;
 }
 
+/** An ordered destination's bounds. */
+class OrderingAnswer {
+  @ApiProperty({ minimum: 1, maximum: 1_000 })
+  maxPendingCalls!: number;
+
+  @ApiProperty({ minimum: 1, maximum: 3_600 })
+  maxHoldSeconds!: number;
+}
+
 /** A destination as the API answers it: whether a shared secret is set, never the secret. */
 export class DestinationAnswer {
   @ApiProperty({ format: 'uuid' })
@@ -57,6 +66,9 @@ export class DestinationAnswer {
 
   @ApiProperty({ type: BatchingAnswer, nullable: true, description: 'null: one call a request' })
   batching!: BatchingAnswer | null;
+
+  @ApiProperty({ type: OrderingAnswer, nullable: true, description: 'null: no ordering' })
+  ordering!: OrderingAnswer | null;
 
   @ApiProperty()
   sharedSecretSet!: boolean;

@@ -24,6 +24,7 @@ import {
   MAX_DESTINATION_RATE_LIMIT_PER_SECOND,
   MAX_SECRET_OVERLAP_SECONDS,
   MAX_WEBHOOKS_PER_DESTINATION,
+  ORDERING_LIMITS,
   SIGNATURE_MODES,
   type SignatureMode,
 } from '@app/contracts';
@@ -130,6 +131,59 @@ const BATCHING_SCHEMA = {
     'as JSON arrays signed as a whole, within its bounds. See docs/api.md, "Batched delivery".',
 } as const;
 
+/**
+ * A destination's ordered delivery (docs/api.md, "Ordered delivery"): each bound absent takes
+ * its default.
+ */
+export class OrderingDto {
+  @OrderingBound(
+    'maxPendingCalls',
+    "Most calls of one user waiting behind its retrying call before the user's ordering is suspended",
+  )
+  maxPendingCalls?: number;
+
+  @OrderingBound(
+    'maxHoldSeconds',
+    "Longest a user's retrying call holds its later calls, in seconds, before the user's ordering is suspended",
+  )
+  maxHoldSeconds?: number;
+}
+
+/** One optional bound of ordering: an integer within `ORDERING_LIMITS[name]`, documented so. */
+function OrderingBound(name: keyof typeof ORDERING_LIMITS, description: string): PropertyDecorator {
+  const { min, max, default: byDefault } = ORDERING_LIMITS[name];
+  return (target, key) => {
+    ApiPropertyOptional({ minimum: min, maximum: max, default: byDefault, description })(
+      target,
+      key,
+    );
+    IsOptional()(target, key);
+    IsInt()(target, key);
+    Min(min)(target, key);
+    Max(max)(target, key);
+  };
+}
+
+/** Ordering: null (no ordering, the default) or its bounds. */
+function IsOrdering(): PropertyDecorator {
+  return (target, key) => {
+    ValidateIf((_dto, value) => value !== null && value !== undefined)(target, key);
+    IsObject()(target, key);
+    ValidateNested()(target, key);
+    Type(() => OrderingDto)(target, key);
+  };
+}
+
+/** What the OpenAPI document says of ordering. */
+const ORDERING_SCHEMA = {
+  type: OrderingDto,
+  nullable: true,
+  description:
+    "Ordered delivery per user: null (or absent) delivers without ordering; an object keeps each user's calls in order, " +
+    "retrying a failed call in place while the same user's later calls wait, within its bounds. Not with batching " +
+    '(400 ordering_with_batching). See docs/api.md, "Ordered delivery".',
+} as const;
+
 /** What the OpenAPI document says of sending a `traceparent`. */
 const SEND_TRACEPARENT_SCHEMA = {
   type: 'boolean',
@@ -172,6 +226,9 @@ export class CreateDestinationDto {
   @ApiPropertyOptional(BATCHING_SCHEMA)
   @IsBatching()
   batching?: BatchingDto | null;
+  @ApiPropertyOptional(ORDERING_SCHEMA)
+  @IsOrdering()
+  ordering?: OrderingDto | null;
   @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
   @AbsentOrValid()
   @IsBoolean()
@@ -202,6 +259,9 @@ export class UpdateDestinationDto {
   @ApiPropertyOptional(BATCHING_SCHEMA)
   @IsBatching()
   batching?: BatchingDto | null;
+  @ApiPropertyOptional(ORDERING_SCHEMA)
+  @IsOrdering()
+  ordering?: OrderingDto | null;
   @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
   @AbsentOrValid()
   @IsBoolean()

@@ -29,6 +29,8 @@ export interface DestinationView {
     readonly maxBytes: number;
     readonly maxWaitMs: number;
   } | null;
+  /** Ordered delivery's bounds; null delivers without ordering. */
+  readonly ordering: { readonly maxPendingCalls: number; readonly maxHoldSeconds: number } | null;
   /** Its webhook POSTs carry a `traceparent` while the dispatcher exports traces. */
   readonly sendTraceparent: boolean;
   readonly sharedSecretSet: boolean;
@@ -60,6 +62,10 @@ export function destinationView(
       d.batchMaxCalls === null || d.batchMaxCalls === undefined
         ? null
         : { maxCalls: d.batchMaxCalls, maxBytes: d.batchMaxBytes!, maxWaitMs: d.batchMaxWaitMs! },
+    ordering:
+      d.orderingMaxPendingCalls === null || d.orderingMaxPendingCalls === undefined
+        ? null
+        : { maxPendingCalls: d.orderingMaxPendingCalls, maxHoldSeconds: d.orderingMaxHoldSeconds! },
     sendTraceparent: d.sendTraceparent ?? false,
     sharedSecretSet: d.sharedSecretCiphertext !== null,
     signatureMode: d.signatureMode,

@@ -29,6 +29,8 @@ export type NewDestination = Pick<
   | 'batchMaxCalls'
   | 'batchMaxBytes'
   | 'batchMaxWaitMs'
+  | 'orderingMaxPendingCalls'
+  | 'orderingMaxHoldSeconds'
   | 'sendTraceparent'
 >;
 

@@ -30,6 +30,7 @@ import {
 import { MASKED_HEADER_VALUE, sealedHeaders } from './header-values';
 import { DestinationView, destinationView, WebhookView, webhookView } from './destination.view';
 import { DestinationsRepository, DestinationsTransaction } from './destinations.repository';
+import { orderingColumns, orderingRefusal } from './ordering-rules';
 import { modeRefusal, planRotation, refused, secretRefusal } from './secret-rules';
 
 /** The source's first destination: its oldest, what the `/destination` routes act on. */
@@ -98,15 +99,19 @@ export class DestinationsService {
         }
         if (names.length >= MAX_DESTINATIONS_PER_SOURCE) throw tooManyDestinations();
         if (names.includes(dto.name)) throw nameTaken(dto.name);
-        const saved = await tx.insert({
+        const fields = {
           sourceId,
           name: dto.name,
           filter: filter ?? null,
           rateLimitPerSecond: dto.rateLimitPerSecond ?? null,
           signatureMode: dto.signatureMode ?? DEFAULT_SIGNATURE_MODE,
           ...batchColumns(dto.batching),
+          ...orderingColumns(dto.ordering),
           sendTraceparent: dto.sendTraceparent ?? false,
-        });
+        };
+        const refusal = orderingRefusal(fields);
+        if (refusal) throw refusal;
+        const saved = await tx.insert(fields);
         return destinationView(saved, []);
       });
     } catch (error) {
@@ -121,8 +126,8 @@ export class DestinationsService {
   }
 
   /**
-   * Renames it, replaces its filter (null: takes every call), its rate limit (null: none) or
-   * its batching (null: one call a request).
+   * Renames it, replaces its filter (null: takes every call), its rate limit (null: none), its
+   * batching (null: one call a request) or its ordering (null: none).
    */
   async update(ref: DestinationRef, dto: UpdateDestinationDto): Promise<DestinationView> {
     const filter = checkedFilter(dto.filter);
@@ -140,6 +145,9 @@ export class DestinationsService {
           d.signatureMode = dto.signatureMode;
         }
         if (dto.batching !== undefined) Object.assign(d, batchColumns(dto.batching));
+        if (dto.ordering !== undefined) Object.assign(d, orderingColumns(dto.ordering));
+        const refusal = orderingRefusal(d);
+        if (refusal) throw refusal;
         if (dto.sendTraceparent !== undefined) d.sendTraceparent = dto.sendTraceparent;
         return destinationView(await tx.save(d), hooks);
       });

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 
 import { delayLabel } from '@app/contracts';
-import { BatchProducer, DurableLater, IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { BatchProducer, DurableLater, IncomingRecord, LaneHold, OutgoingRecord } from '@app/kafka';
 import { activeTraceHeaders } from '@app/tracing';
 
 import { Decision } from './delivery-decision';
@@ -30,6 +30,8 @@ export type DispatchResult = 'delivered' | 'retried' | 'dead' | 'discarded';
 export interface Handled {
   readonly result: DispatchResult | (() => Promise<DispatchResult>);
   readonly ledger?: DurableLater;
+  /** A call of an ordered destination retried in place: its lane waits until it settles. */
+  readonly hold?: LaneHold;
 }
 
 /** One delivery's decision, with what it needs to act on it. */
@@ -97,6 +99,23 @@ export class DeliveryEffects {
       result: this.count(call.facts, call.decision, call.record, call.path, now),
       ledger: ledgers[i],
     }));
+  }
+
+  /**
+   * A call of an ordered destination that failed and is retried in place: no retry record, its
+   * ledger outcome (`retrying`, due when its wait ends) and its count. A delete's outcome is
+   * a record of its own, as for any decision.
+   */
+  retriedInPlace(
+    record: IncomingRecord,
+    facts: DeliveryFacts,
+    decision: Decision,
+    answers: readonly TimedResult[] | undefined,
+  ): DurableLater | undefined {
+    this.metrics.delivery('retried', facts.destinationId);
+    const outcome = outcomeJson(facts, decision, answers, this.now());
+    if (facts.type !== 'delete') return this.outcomes.add(outcome);
+    return new DurableLater(this.producer.send([outcomeRecord(record, facts, outcome)]));
   }
 
   /**

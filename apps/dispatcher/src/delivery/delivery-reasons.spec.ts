@@ -1,10 +1,16 @@
 import { DELIVERY_REASONS, DeliveryReason } from '@app/contracts';
 
 import type { DiscardReason, LeaveReason } from './delivery-decision';
+import type { SuspendReason } from './ordering-decision';
 import type { PermanentReason, RetryableReason } from './webhook-client';
 
 /** The reasons the dispatcher's types name; each must be in the admin API's list. */
-type Named = RetryableReason | PermanentReason | DiscardReason | LeaveReason;
+type Named =
+  | RetryableReason
+  | PermanentReason
+  | DiscardReason
+  | LeaveReason
+  | `ordering_suspended_${SuspendReason}`;
 /** `true` only when no named reason is missing from DELIVERY_REASONS (checked by the compiler). */
 const ALL_LISTED: [Exclude<Named, DeliveryReason>] extends [never] ? true : false = true;
 

@@ -322,7 +322,7 @@ describe(DispatchService.name, () => {
     });
 
     it('answers the transport at once with the ledger wait, nothing when no outcome is gathered', async () => {
-      const answer = await service().handle(delivery(), 'main');
+      const answer = (await service().handle(delivery(), 'main')) as DurableLater | undefined;
       expect(answer).toBeInstanceOf(DurableLater);
       expect(producer.outcomes).toEqual([]);
       await expect(answer!.durable).resolves.toBeUndefined();
@@ -1181,7 +1181,7 @@ describe(DispatchService.name, () => {
     it('answers the transport at once with a wait that holds the offset until the answer', async () => {
       batching();
       const dispatch = service();
-      const answer = await dispatch.handle(call(1), 'main');
+      const answer = (await dispatch.handle(call(1), 'main')) as DurableLater | undefined;
       expect(answer).toBeInstanceOf(DurableLater);
       let durable = false;
       void answer!.durable.then(() => (durable = true));

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 
-import { BatchProducer, DurableLater, IncomingRecord } from '@app/kafka';
+import { BatchProducer, DurableLater, IncomingRecord, LaneHold } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
 import { tracerOf } from '@app/tracing';
@@ -8,13 +8,12 @@ import { tracerOf } from '@app/tracing';
 import {
   admit,
   deadBeforeAttempt,
-  Decision,
   decideAttempt,
   leaveMainTopic,
   RetryPolicy,
   waitForBreaker,
 } from './delivery-decision';
-import { deadRecord, decodeDelivery, DeliveryFacts, TimedResult } from './delivery-record';
+import { deadRecord, decodeDelivery, DeliveryFacts } from './delivery-record';
 import { BatchDelivery } from './batch-delivery';
 import { BreakerObserver } from './breaker-observer';
 import { BreakerPolicy, verdictOf } from './circuit-breaker';
@@ -22,6 +21,8 @@ import { DeliveryCapacity } from './delivery-capacity';
 import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delivery-effects';
 import { tracedAttempt } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
+import { Attempt, HeldCall, OrderedRetries } from './ordered-retry';
+import { holdsInPlace } from './ordering-decision';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
 import { unsendableReason, WebhookPoster } from './webhook-poster';
@@ -31,6 +32,8 @@ export type { DeliveryPath, DispatchResult } from './delivery-effects';
 
 /** The settings of the dispatch, from the app's configuration. */
 export interface DispatchOptions extends RetryPolicy {
+  /** Ordered delivery's in-place back-off in ms, the last repeating (a default when absent). */
+  readonly orderingRetryDelaysMs?: readonly number[];
   readonly maxInFlight: number;
   readonly maxInFlightPerDestination: number;
   /** Each destination's circuit breaker (per process). */
@@ -67,6 +70,8 @@ export class DispatchService implements OnModuleDestroy {
   private readonly effects: DeliveryEffects;
   /** Calls of batching destinations, gathering into batches (batched delivery). */
   private readonly batches: BatchDelivery;
+  /** Ordered destinations' calls retried in place (ordered delivery). */
+  private readonly ordered: OrderedRetries;
   /** Undefined when traces are off: then nothing below builds a span or an attribute. */
   private readonly tracer = tracerOf('dispatcher');
 
@@ -97,6 +102,9 @@ export class DispatchService implements OnModuleDestroy {
       options,
       now,
     );
+    const deps = { settings, capacity: this.capacity, effects: this.effects, metrics };
+    const attempt = this.attempt.bind(this);
+    this.ordered = new OrderedRetries({ ...deps, logger: this.logger }, options, now, attempt);
   }
 
   /** Closing: batches still forming go now, and later ones without waiting to fill. */
@@ -111,8 +119,10 @@ export class DispatchService implements OnModuleDestroy {
    *   tried again)
    */
   async dispatch(record: IncomingRecord, path: DeliveryPath): Promise<DispatchResult> {
-    const { result, ledger } = await this.traced(record, path);
+    const { result, ledger, hold } = await this.traced(record, path);
     await ledger?.durable;
+    const held = await hold?.settled;
+    if (held instanceof DurableLater) await held.durable;
     return typeof result === 'function' ? result() : result;
   }
 
@@ -121,8 +131,12 @@ export class DispatchService implements OnModuleDestroy {
    * ledger outcome (gathered with other deliveries' into one record) answers at once with
    * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
    */
-  async handle(record: IncomingRecord, path: DeliveryPath): Promise<DurableLater | undefined> {
-    return (await this.traced(record, path)).ledger;
+  async handle(
+    record: IncomingRecord,
+    path: DeliveryPath,
+  ): Promise<DurableLater | LaneHold | undefined> {
+    const handled = await this.traced(record, path);
+    return handled.hold ?? handled.ledger;
   }
 
   /** {@link run} in an attempt's span when traces are on. */
@@ -144,9 +158,13 @@ export class DispatchService implements OnModuleDestroy {
     if (destination!.batching) return this.batches.add(record, facts, body, destination!, path);
     const destinationId = facts.destinationId;
     const { gate, slots, rateLimits } = this.capacity;
-    // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe.
+    // An ordered destination's call that cannot go now waits in place, holding its user's lane.
+    const ordered = holdsInPlace(destination, path);
+    // An open breaker: no attempt and no slot; the delivery waits on a tier for its probe (an
+    // ordered destination's too: its user's ordering is suspended).
     const breaker = this.capacity.admitBreaker(destinationId, this.now());
     if (breaker.kind === 'wait') {
+      if (ordered) return this.ordered.suspendForBreaker(record, facts, breaker.untilMs);
       const decision = waitForBreaker(facts, breaker.untilMs, this.now(), this.options);
       return this.effects.apply(record, facts, decision);
     }
@@ -162,6 +180,7 @@ export class DispatchService implements OnModuleDestroy {
           : undefined;
       if (leave !== undefined) {
         this.capacity.settleProbe(destinationId, breaker.probe);
+        if (ordered) return this.hold({ record, facts, body }, destination!);
         const decision = leaveMainTopic(facts, leave, this.now(), this.options);
         return this.effects.apply(record, facts, decision);
       }
@@ -174,6 +193,7 @@ export class DispatchService implements OnModuleDestroy {
     if (path === 'main' && !rateLimits.tryTake(destinationId, limit)) {
       gate.release(destinationId, this.now());
       this.capacity.settleProbe(destinationId, breaker.probe);
+      if (ordered) return this.hold({ record, facts, body }, destination!);
       const decision = leaveMainTopic(facts, 'rate_limited', this.now(), this.options);
       return this.effects.apply(record, facts, decision);
     }
@@ -191,7 +211,19 @@ export class DispatchService implements OnModuleDestroy {
       const verdict = verdictOf(attempt?.answers?.map((answer) => answer.result));
       this.capacity.settleProbe(destinationId, breaker.probe, verdict);
     }
-    return this.effects.apply(record, facts, attempt.decision, attempt.answers, path);
+    const { decision, answers } = attempt;
+    if (ordered && decision.kind === 'retry') {
+      return this.hold(
+        { record, facts, body, failed: { retry: decision.retry, answers } },
+        destination!,
+      );
+    }
+    return this.effects.apply(record, facts, decision, answers, path);
+  }
+
+  /** An ordered destination's call retried in place; its user's later calls wait behind it. */
+  private hold(call: HeldCall, destination: DestinationSettings): Handled {
+    return { result: 'retried', hold: this.ordered.hold(call, destination.ordering!) };
   }
 
   /** Signs and POSTs to every covered webhook at once, then decides. */
@@ -259,10 +291,4 @@ export class DispatchService implements OnModuleDestroy {
     if (gate.stalledMs(destinationId, this.now()) >= waitMs) return false;
     return gate.acquireWithin(destinationId, waitMs);
   }
-}
-
-/** An attempt's decision, with each webhook's answer when POSTs were made. */
-interface Attempt {
-  readonly decision: Decision;
-  readonly answers?: readonly TimedResult[];
 }

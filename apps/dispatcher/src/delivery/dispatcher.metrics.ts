@@ -45,6 +45,10 @@ export class DispatcherMetrics {
   readonly batches: Counter<'result'>;
   /** Calls that travelled in batch requests. */
   readonly batchedCalls: Counter;
+  /** Attempts of ordered destinations' calls retried in place (not on a tier). */
+  readonly orderingRetriesInPlace: Counter;
+  /** Users' orderings suspended: a held call sent to a tier, by reason (ordering-decision.ts). */
+  readonly orderingSuspended: Counter<'reason'>;
 
   private readonly pendingAttempts = new CounterTally<'outcome' | 'status_class'>();
   private readonly pendingDeliveries = new CounterTally<'result'>();
@@ -126,6 +130,15 @@ export class DispatcherMetrics {
     this.batchedCalls = metrics.counter(
       'sluice_dispatcher_batched_calls_total',
       'Calls that travelled in batch requests',
+    );
+    this.orderingRetriesInPlace = metrics.counter(
+      'sluice_dispatcher_ordering_retries_in_place_total',
+      "Ordered destinations' calls retried in place after a failed attempt",
+    );
+    this.orderingSuspended = metrics.counter(
+      'sluice_dispatcher_ordering_suspended_total',
+      "Users' orderings suspended: a held call sent to a retry tier, by reason",
+      ['reason'],
     );
   }
 

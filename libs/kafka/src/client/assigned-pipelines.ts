@@ -69,7 +69,9 @@ export class AssignedPipelines {
       if (unfinished !== undefined) this.deps.partitions.rewind(topic, partition, unfinished);
       const finishing = this.finishing.get(key) ?? new Set<PartitionPipeline>();
       this.finishing.set(key, finishing.add(old));
-      // The old pipelines finish what they hold in the background.
+      // The old pipelines finish what they hold in the background; a record holding its lane
+      // is read again by the partition's owner, so it stops at once.
+      old.abandonHolds();
       void old.drain().then(() => {
         this.live.delete(old);
         finishing.delete(old);
@@ -81,8 +83,12 @@ export class AssignedPipelines {
     if (!this.deps.closing()) this.deps.partitions.resumeAll();
   }
 
-  /** Resolves once every pipeline, of any generation, has nothing in flight. */
+  /**
+   * Resolves once every pipeline, of any generation, has nothing in flight. Records holding
+   * their lanes stop at once: the partition's next owner reads them again.
+   */
   drain(): Promise<unknown> {
+    for (const pipeline of this.live) pipeline.abandonHolds();
     return Promise.all([...this.live].map((pipeline) => pipeline.drain()));
   }
 

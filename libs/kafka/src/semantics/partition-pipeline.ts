@@ -1,3 +1,4 @@
+import { HoldStopReason, LaneHold } from './lane-hold';
 import { IncomingRecord } from './records';
 import { Semaphore } from './semaphore';
 
@@ -14,8 +15,14 @@ export class DurableLater {
   }
 }
 
-/** Handles one record; a {@link DurableLater} answer frees its slot before its commit. */
+/**
+ * Handles one record; a {@link DurableLater} answer frees its slot before its commit, a
+ * {@link LaneHold} answer frees its slot but keeps its key's line waiting until it settles.
+ */
 export type PipelineHandler = (record: IncomingRecord) => Promise<unknown>;
+
+/** Lines full this long with lanes held and nothing finishing: the oldest hold stops. */
+const LANE_ROOM_WAIT_MS = 5_000;
 
 /** An admitted record. */
 interface Task {
@@ -26,6 +33,14 @@ interface Task {
   done: boolean;
   /** The hash of its key ({@link laneOf}); undefined without a key. */
   readonly lane: number | undefined;
+}
+
+/** A record whose handler answered {@link LaneHold}. */
+interface Held {
+  readonly task: Task;
+  readonly hold: LaneHold;
+  /** Asked to stop already. */
+  stopping: boolean;
 }
 
 /**
@@ -78,6 +93,12 @@ export interface PipelineOptions {
   /** Longest a batch waits for a free slot before the partition is held instead. */
   readonly admissionWaitMs: number;
   /**
+   * How long the lines may stay full, with records holding their lanes ({@link LaneHold}) and
+   * no record finishing, before the oldest hold is asked to stop (`partition_full`): held
+   * lanes must not stop every key of the partition. 5 s when not set.
+   */
+  readonly laneRoomWaitMs?: number;
+  /**
    * Where an earlier pipeline of this partition in this process had finished (the offset after
    * its finished prefix, whose effects are durable), or undefined. The records before it that
    * the consumer fetches again (their commit was lost, as in a broker outage) are committed
@@ -96,7 +117,9 @@ export interface PipelineOptions {
  * finished prefix is committed (at least once), as it advances. A record not yet due rewinds
  * the partition to it until shortly before it is, then waits in memory; a handler that throws stops admission, and once the
  * records in flight have finished the partition is rewound to the failed record after a
- * back-off.
+ * back-off. A record may hold its key's line without a slot ({@link LaneHold}, a delivery
+ * retried in place); such holds are bounded by the lines' room (`laneRoomWaitMs`) and by what
+ * the handler allows to wait behind it.
  */
 export class PartitionPipeline {
   private readonly slots: Semaphore;
@@ -128,6 +151,12 @@ export class PartitionPipeline {
   private durableWait: { readonly durable: Promise<void>; readonly tasks: Task[] } | undefined;
   /** Until the first record handled: records an earlier pipeline finished are skipped. */
   private skipping = true;
+  /** Records whose handler answered {@link LaneHold}, until it settles. */
+  private readonly holding = new Set<Held>();
+  /** Records finished so far: the lines' watch tells progress from a stall by it. */
+  private finishedCount = 0;
+  /** Watches lines full while lanes are held (`laneRoomWaitMs`). */
+  private roomTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly handle: PipelineHandler,
@@ -177,6 +206,7 @@ export class PartitionPipeline {
         // own (a record hanging for seconds must not fill the partition with its key's next).
         if (this.queued >= this.options.maxInFlight) {
           this.hold(record.offset);
+          this.watchRoom();
           break;
         }
         this.enqueue({ record, offset, dueAt, done: false, lane });
@@ -263,6 +293,7 @@ export class PartitionPipeline {
     const waiting = this.lanes.get(task.lane);
     if (waiting) waiting.push(task);
     else this.lanes.set(task.lane, [task]);
+    if (this.holding.size > 0) this.checkWaiting(task.lane, waiting?.length ?? 1);
   }
 
   /**
@@ -272,26 +303,142 @@ export class PartitionPipeline {
    */
   private async run(task: Task): Promise<void> {
     let later: Promise<void> | undefined;
+    let laneHold: LaneHold | undefined;
     try {
       if (task.dueAt !== undefined) await this.until(task.dueAt);
       // A failure earlier in the partition stops the records after it, also in this lane.
       if (this.failure === undefined || task.offset <= this.failure) {
         const answer = await this.handle(task.record);
         if (answer instanceof DurableLater) later = answer.durable;
+        else if (answer instanceof LaneHold) laneHold = answer;
         else task.done = true;
       }
     } catch (error) {
       this.fail(task, error);
     } finally {
-      const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
-      if (next === undefined) this.slots.release();
-      if (later === undefined) this.finished();
-      else {
-        this.finishWhenDurable(task, later);
-        this.roomFreed();
-      }
-      if (next !== undefined) void this.run(next);
+      if (laneHold !== undefined) this.startHold(task, laneHold);
+      else this.ran(task, later);
     }
+  }
+
+  /** After a record ran in its slot: the next of its lane runs in that slot, or it frees. */
+  private ran(task: Task, later: Promise<void> | undefined): void {
+    const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
+    if (next === undefined) this.slots.release();
+    if (later === undefined) this.finished();
+    else {
+      this.finishWhenDurable(task, later);
+      this.roomFreed();
+    }
+    if (next !== undefined) void this.run(next);
+  }
+
+  /**
+   * A record answered {@link LaneHold}: its slot frees, its lane stays taken (its key's later
+   * records keep waiting) and it stays unfinished until the hold settles.
+   */
+  private startHold(task: Task, hold: LaneHold): void {
+    this.slots.release();
+    const held: Held = { task, hold, stopping: false };
+    this.holding.add(held);
+    // A partition held for want of a slot may fetch again: one just freed.
+    if (this.held && this.failure === undefined && this.queued < this.options.maxInFlight) {
+      this.held = false;
+      this.control.release();
+    }
+    if (task.lane !== undefined)
+      this.checkWaiting(task.lane, this.lanes.get(task.lane)?.length ?? 0);
+    if (this.held) this.watchRoom();
+    hold.settled.then(
+      (answer) => this.endHold(held, answer, false),
+      (error: unknown) => this.endHold(held, error, true),
+    );
+  }
+
+  /** The hold settled: the record finishes as its answer says, and its lane runs on. */
+  private endHold(held: Held, answer: unknown, failed: boolean): void {
+    // An abandoned hold was dropped already.
+    if (!this.holding.delete(held)) return;
+    const { task } = held;
+    let later: Promise<void> | undefined;
+    if (failed) this.fail(task, answer);
+    else if (answer instanceof DurableLater) later = answer.durable;
+    else task.done = true;
+    const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
+    if (later === undefined) this.finished();
+    else {
+      this.finishWhenDurable(task, later);
+      this.roomFreed();
+    }
+    if (next !== undefined) void this.runInSlot(next);
+  }
+
+  /** Runs a lane's next record once a slot is free (its lane's hold had given its slot up). */
+  private async runInSlot(task: Task): Promise<void> {
+    if (!this.slots.tryAcquire()) await this.slots.acquire();
+    await this.run(task);
+  }
+
+  /** Asks the hold of `lane`, if any, to stop once `waiting` records wait behind it. */
+  private checkWaiting(lane: number, waiting: number): void {
+    for (const held of this.holding) {
+      if (held.task.lane !== lane) continue;
+      if (!held.stopping && waiting >= held.hold.maxWaiting) this.stopHold(held, 'pending');
+      return;
+    }
+  }
+
+  private stopHold(held: Held, reason: Exclude<HoldStopReason, 'abandon'>): void {
+    held.stopping = true;
+    held.hold.stop(reason);
+  }
+
+  /**
+   * The lines are full: unless a record finishes within `laneRoomWaitMs`, the held lanes stop
+   * the partition, so the oldest hold is asked to stop (one per wait while it lasts).
+   */
+  private watchRoom(): void {
+    if (this.holding.size === 0 || this.roomTimer !== undefined) return;
+    const finishedBefore = this.finishedCount;
+    this.roomTimer = setTimeout(() => {
+      this.roomTimer = undefined;
+      if (!this.held || this.holding.size === 0) return;
+      if (this.finishedCount === finishedBefore) {
+        const oldest = [...this.holding]
+          .filter((held) => !held.stopping)
+          .sort((a, b) => (a.task.offset < b.task.offset ? -1 : 1))[0];
+        if (oldest !== undefined) this.stopHold(oldest, 'partition_full');
+      }
+      this.watchRoom();
+    }, this.options.laneRoomWaitMs ?? LANE_ROOM_WAIT_MS);
+    this.roomTimer.unref?.();
+  }
+
+  /**
+   * Ends every hold without waiting for it: its record and the records waiting in its lane stay
+   * unfinished (nothing after them is committed), to be read again from the last commit. For a
+   * pipeline whose partition is given up (rebalance, close): it drains without them.
+   */
+  abandonHolds(): void {
+    clearTimeout(this.roomTimer);
+    this.roomTimer = undefined;
+    for (const held of this.holding) this.abandon(held);
+  }
+
+  private abandon(held: Held): void {
+    if (!this.holding.delete(held)) return;
+    held.hold.stop('abandon');
+    let dropped = 1;
+    const lane = held.task.lane;
+    if (lane !== undefined) {
+      const waiting = this.lanes.get(lane);
+      if (waiting) {
+        dropped += waiting.length;
+        this.queued -= waiting.length;
+      }
+      this.lanes.delete(lane);
+    }
+    this.finished(dropped);
   }
 
   /** Resolves at `dueAt` (epoch ms); records waiting for one time resume in admission order. */
@@ -351,6 +498,8 @@ export class PartitionPipeline {
   private fail(task: Task, error: unknown): void {
     if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
     this.control.failed(task.record.offset, error);
+    // Held records after the failure are read again from it: they stop holding now.
+    for (const held of this.holding) if (held.task.offset > this.failure) this.abandon(held);
   }
 
   /** Takes the next record of a lane off its line; the lane ends when none waits. */
@@ -369,6 +518,7 @@ export class PartitionPipeline {
   /** After records finish: commit what is finished, fetch again if held, recover from a failure. */
   private finished(count = 1): void {
     this.inFlight -= count;
+    this.finishedCount += count;
     this.advance();
     if (this.held && this.failure === undefined) {
       this.held = false;

@@ -35,6 +35,13 @@ const BATCH_CHECK =
   `AND "batch_max_calls" BETWEEN 1 AND 4000 AND "batch_max_bytes" BETWEEN 1024 AND 16777216 ` +
   `AND "batch_max_wait_ms" BETWEEN 0 AND 60000`;
 
+/** The ordering bounds the database accepts (a frozen copy of ORDERING_LIMITS), never with batching. */
+const ORDERING_CHECK =
+  `num_nulls("ordering_max_pending_calls", "ordering_max_hold_seconds") IN (0, 2) ` +
+  `AND "ordering_max_pending_calls" BETWEEN 1 AND 1000 ` +
+  `AND "ordering_max_hold_seconds" BETWEEN 1 AND 3600 ` +
+  `AND ("ordering_max_pending_calls" IS NULL OR "batch_max_calls" IS NULL)`;
+
 /**
  * A webhook destination of a source. A source has at most 20, each in its own slot (unique
  * per source), with a name unique per source. Its first destination is its oldest one.
@@ -49,6 +56,7 @@ const BATCH_CHECK =
   `"rate_limit_per_second" BETWEEN 1 AND ${MAX_RATE_LIMIT_PER_SECOND}`,
 )
 @Check('destination_batching_check', BATCH_CHECK)
+@Check('destination_ordering_check', ORDERING_CHECK)
 @Check('destination_kind_check', `"kind" = 'webhooks'`)
 @Check('destination_name_not_empty_check', `length(btrim("name")) > 0`)
 @Check('destination_shared_secret_not_empty_check', `octet_length("shared_secret_ciphertext") > 0`)
@@ -117,6 +125,17 @@ export class DestinationEntity {
   /** Longest a batch waits to fill, in ms (0 to 60,000); null when not batching. */
   @Column({ name: 'batch_max_wait_ms', type: 'integer', nullable: true })
   batchMaxWaitMs!: number | null;
+
+  /**
+   * Ordered delivery: most calls of one user that may wait behind its retrying call (1 to
+   * 1,000); null (the default) delivers without ordering, as does the column below then.
+   */
+  @Column({ name: 'ordering_max_pending_calls', type: 'integer', nullable: true })
+  orderingMaxPendingCalls!: number | null;
+
+  /** Longest a user's retrying call holds its later calls, in s (1 to 3,600); null when not ordered. */
+  @Column({ name: 'ordering_max_hold_seconds', type: 'integer', nullable: true })
+  orderingMaxHoldSeconds!: number | null;
 
   /** Its webhook POSTs carry the `traceparent` of their span when the dispatcher traces. */
   @Column({ name: 'send_traceparent', type: 'boolean', default: false })

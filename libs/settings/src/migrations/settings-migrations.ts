@@ -15,6 +15,7 @@ import { CreateAdminAudit1763769600900 } from './1763769600900-create-admin-audi
 import { AddDestinationSigning1763769601000 } from './1763769601000-add-destination-signing.migration';
 import { AddDestinationBatching1763769601050 } from './1763769601050-add-destination-batching.migration';
 import { AddDestinationSendTraceparent1763769601100 } from './1763769601100-add-destination-send-traceparent.migration';
+import { AddDestinationOrdering1790002000000 } from './1790002000000-add-destination-ordering.migration';
 
 /** Type of a migration class, as TypeORM's `migrations` option takes it. */
 export type MigrationClass = new () => MigrationInterface;
@@ -39,4 +40,5 @@ export const SETTINGS_MIGRATIONS: readonly MigrationClass[] = [
   AddDestinationSigning1763769601000,
   AddDestinationBatching1763769601050,
   AddDestinationSendTraceparent1763769601100,
+  AddDestinationOrdering1790002000000,
 ];
