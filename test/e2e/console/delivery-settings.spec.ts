@@ -25,6 +25,7 @@ interface Destination {
   sharedSecretSet: boolean;
   previousSecretExpiresAt: string | null;
   batching: { maxCalls: number; maxBytes: number; maxWaitMs: number } | null;
+  ordering: { maxPendingCalls: number; maxHoldSeconds: number } | null;
   sendTraceparent: boolean;
   updatedAt: string;
 }
@@ -32,8 +33,8 @@ interface Destination {
 /**
  * A destination's delivery settings in the console, in headless Chromium against the admin app
  * (its own database, the real Kafka): signature mode, the shared secret and its rotation,
- * batching and traceparent, each change checked through the admin API's GET. The steps build
- * on each other, in order.
+ * batching, ordering and traceparent, each change checked through the admin API's GET. The
+ * steps build on each other, in order.
  */
 describe("the console edits a destination's delivery settings", () => {
   const h = new AdminHarness();
@@ -94,9 +95,10 @@ describe("the console edits a destination's delivery settings", () => {
     }
   }
 
-  it('shows the defaults: x-signature, no batching, no traceparent, every field labelled', async () => {
+  it('shows the defaults: x-signature, no batching, no ordering, no traceparent, every field labelled', async () => {
     await says('signature-mode-state', /^x-signature: /);
     await says('batching-state', 'Off: one call a request.');
+    await says('ordering-state', /^Off: a failed call goes to the retry tiers/);
     await says('traceparent-state', 'Off: POSTs carry no traceparent.');
     await says('secret-state', 'No shared secret is set: POSTs are not signed.');
     expect(await page.getByTestId('secret-overlap').count()).toBe(0);
@@ -108,6 +110,7 @@ describe("the console edits a destination's delivery settings", () => {
     await expect(saved()).resolves.toMatchObject({
       signatureMode: 'x-signature',
       batching: null,
+      ordering: null,
       sendTraceparent: false,
       sharedSecretSet: false,
       previousSecretExpiresAt: null,
@@ -177,6 +180,52 @@ describe("the console edits a destination's delivery settings", () => {
     await page.getByRole('button', { name: 'Turn batching off' }).click();
     await says('batching-state', 'Off: one call a request.');
     await expect(saved()).resolves.toMatchObject({ batching: null });
+  });
+
+  it('refuses ordering beside batching, turns it on with its defaults, saves a bound, shows a bad one, then turns it off', async () => {
+    await page.getByLabel('Max calls').fill('50');
+    await page.getByRole('button', { name: 'Turn batching on' }).click();
+    await says('batching-state', 'On: up to 50 calls');
+    await page.getByRole('button', { name: 'Turn ordering on' }).click();
+    expect(await says('ordering-error', 'ordering_with_batching')).toMatch(
+      /^ordering: .*batching.*\(ordering_with_batching, HTTP 400\)$/,
+    );
+    await expect(saved()).resolves.toMatchObject({ batching: { maxCalls: 50 }, ordering: null });
+    await page.getByRole('button', { name: 'Turn batching off' }).click();
+    await says('batching-state', 'Off: one call a request.');
+    await page.getByTestId('ordering-error').waitFor({ state: 'hidden' });
+
+    await page.getByRole('button', { name: 'Turn ordering on' }).click();
+    await says('ordering-state', /^On: .*up to 100 .* at most 600 seconds/);
+    await expect(saved()).resolves.toMatchObject({
+      batching: null,
+      ordering: { maxPendingCalls: 100, maxHoldSeconds: 600 },
+    });
+    expect(await page.getByLabel('Max pending calls').inputValue()).toBe('100');
+
+    await page.getByLabel('Max hold (seconds)').fill('300');
+    await page.getByRole('button', { name: 'Save ordering' }).click();
+    await says('ordering-state', 'at most 300 seconds');
+    await expect(saved()).resolves.toMatchObject({
+      ordering: { maxPendingCalls: 100, maxHoldSeconds: 300 },
+    });
+
+    await page.getByLabel('Max pending calls').fill('5000');
+    await page.getByRole('button', { name: 'Save ordering' }).click();
+    expect(await says('ordering-error', 'ordering.maxPendingCalls')).toMatch(
+      /ordering\.maxPendingCalls.*1000.*\(invalid_request, HTTP 400\)$/,
+    );
+    await page.getByLabel('Max calls').fill('10');
+    await page.getByRole('button', { name: 'Turn batching on' }).click();
+    expect(await says('batching-error', 'ordering_with_batching')).toContain('HTTP 400');
+    await expect(saved()).resolves.toMatchObject({
+      batching: null,
+      ordering: { maxPendingCalls: 100, maxHoldSeconds: 300 },
+    });
+
+    await page.getByRole('button', { name: 'Turn ordering off' }).click();
+    await says('ordering-state', /^Off: /);
+    await expect(saved()).resolves.toMatchObject({ ordering: null });
   });
 
   it('rotates the secret with an overlap and shows when the previous one stops signing', async () => {

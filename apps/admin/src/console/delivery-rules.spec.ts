@@ -2,19 +2,27 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SourceTextModule } from 'node:vm';
 
-import { BATCH_LIMITS, MAX_SECRET_OVERLAP_SECONDS, SIGNATURE_MODES } from '@app/contracts';
+import {
+  BATCH_LIMITS,
+  MAX_SECRET_OVERLAP_SECONDS,
+  ORDERING_LIMITS,
+  SIGNATURE_MODES,
+} from '@app/contracts';
 
 import { CONSOLE_STATIC_DIR } from './console.routes';
 
 /** static/delivery-rules.js's exports (a browser module of plain JS, no types). */
 interface DeliveryRules {
   BATCH_BOUNDS: { key: string; min: number; max: number; byDefault: number }[];
+  ORDERING_BOUNDS: { key: string; min: number; max: number; byDefault: number }[];
   SIGNATURE_MODES: { value: string }[];
   MAX_OVERLAP_SECONDS: number;
   typedNumber(text: unknown): unknown;
   batchingBody(typed: Record<string, string>): unknown;
   batchingText(batching: unknown): string;
   boundHint(bound: unknown): string;
+  orderingBody(typed: Record<string, string>): unknown;
+  orderingText(ordering: unknown): string;
   traceparentText(on: boolean): string;
   signatureModeText(mode: string): string;
   secretText(mode: string, secretSet: boolean): string;
@@ -44,15 +52,15 @@ describe("the console's delivery rules (static/delivery-rules.js)", () => {
     rules = await loadRules();
   });
 
-  it("states the API's batching bounds, signature modes and longest overlap", () => {
-    expect(
-      Object.fromEntries(
-        rules.BATCH_BOUNDS.map(({ key, min, max, byDefault }) => [
-          key,
-          { min, max, default: byDefault },
-        ]),
-      ),
-    ).toEqual(BATCH_LIMITS);
+  /** Bounds as `@app/contracts` states its limits, by key. */
+  const asLimits = (bounds: DeliveryRules['BATCH_BOUNDS']) =>
+    Object.fromEntries(
+      bounds.map(({ key, min, max, byDefault }) => [key, { min, max, default: byDefault }]),
+    );
+
+  it("states the API's batching and ordering bounds, signature modes and longest overlap", () => {
+    expect(asLimits(rules.BATCH_BOUNDS)).toEqual(BATCH_LIMITS);
+    expect(asLimits(rules.ORDERING_BOUNDS)).toEqual(ORDERING_LIMITS);
     expect(rules.SIGNATURE_MODES.map((m) => m.value)).toEqual([...SIGNATURE_MODES]);
     expect(rules.MAX_OVERLAP_SECONDS).toBe(MAX_SECRET_OVERLAP_SECONDS);
   });
@@ -98,12 +106,46 @@ describe("the console's delivery rules (static/delivery-rules.js)", () => {
     expect(rules.batchingText(batching)).toBe(expected);
   });
 
-  it("gives each bound's range and default as its hint", () => {
-    expect(rules.BATCH_BOUNDS.map((bound) => rules.boundHint(bound))).toEqual([
-      '1 to 4,000 calls; empty: 100',
-      '1,024 to 16,777,216 bytes; empty: 1,048,576',
-      '0 to 60,000 ms; empty: 1,000',
-    ]);
+  it.each([
+    [{ maxPendingCalls: '', maxHoldSeconds: '' }, { ordering: {} }],
+    [{ maxPendingCalls: '', maxHoldSeconds: ' 300 ' }, { ordering: { maxHoldSeconds: 300 } }],
+    [
+      { maxPendingCalls: '1000', maxHoldSeconds: '1' },
+      { ordering: { maxPendingCalls: 1000, maxHoldSeconds: 1 } },
+    ],
+    [
+      { maxPendingCalls: '0', maxHoldSeconds: 'an hour' },
+      { ordering: { maxPendingCalls: 0, maxHoldSeconds: 'an hour' } },
+    ],
+  ])('orderingBody(%j) is %j (the API checks the ranges)', (typed, expected) => {
+    expect(rules.orderingBody(typed)).toEqual(expected);
+  });
+
+  it.each([
+    [null, /^Off: a failed call goes to the retry tiers, and its user's later calls may reach/],
+    [undefined, /^Off: /],
+    [
+      { maxPendingCalls: 100, maxHoldSeconds: 600 },
+      /^On: each user's calls reach the receiver in order; .* up to 100 of that user's later calls wait behind it, for at most 600 seconds, before the user's ordering is suspended\.$/,
+    ],
+    [{ maxPendingCalls: 1000, maxHoldSeconds: 3600 }, /up to 1,000 .* at most 3,600 seconds/],
+  ])('orderingText(%j)', (ordering, expected) => {
+    expect(rules.orderingText(ordering)).toMatch(expected);
+  });
+
+  it.each([
+    [
+      'batching',
+      [
+        '1 to 4,000 calls; empty: 100',
+        '1,024 to 16,777,216 bytes; empty: 1,048,576',
+        '0 to 60,000 ms; empty: 1,000',
+      ],
+    ],
+    ['ordering', ['1 to 1,000 calls; empty: 100', '1 to 3,600 seconds; empty: 600']],
+  ] as const)("gives each of %s's bounds its range and default as its hint", (setting, hints) => {
+    const bounds = setting === 'batching' ? rules.BATCH_BOUNDS : rules.ORDERING_BOUNDS;
+    expect(bounds.map((bound) => rules.boundHint(bound))).toEqual(hints);
   });
 
   it.each([

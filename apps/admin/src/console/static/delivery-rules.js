@@ -16,6 +16,26 @@ export const BATCH_BOUNDS = [
   { key: 'maxWaitMs', label: 'Max wait (ms)', unit: 'ms', min: 0, max: 60_000, byDefault: 1_000 },
 ];
 
+/** Ordered delivery's bounds and defaults, as docs/api.md ("Ordered delivery") gives them. */
+export const ORDERING_BOUNDS = [
+  {
+    key: 'maxPendingCalls',
+    label: 'Max pending calls',
+    unit: 'calls',
+    min: 1,
+    max: 1_000,
+    byDefault: 100,
+  },
+  {
+    key: 'maxHoldSeconds',
+    label: 'Max hold (seconds)',
+    unit: 'seconds',
+    min: 1,
+    max: 3_600,
+    byDefault: 600,
+  },
+];
+
 /** The signature modes, with what each one sends. */
 export const SIGNATURE_MODES = [
   { value: 'x-signature', text: "x-signature: Segment's X-Signature (hex HMAC-SHA1 of the body)" },
@@ -46,12 +66,7 @@ export function typedNumber(text) {
 
 /** `PATCH` body turning batching on with the bounds typed (an empty one takes its default). */
 export function batchingBody(typed) {
-  const batching = {};
-  for (const { key } of BATCH_BOUNDS) {
-    const value = typedNumber(typed[key]);
-    if (value !== undefined) batching[key] = value;
-  }
-  return { batching };
+  return { batching: typedBounds(BATCH_BOUNDS, typed) };
 }
 
 /** What a destination's batching does, in a sentence. */
@@ -61,7 +76,21 @@ export function batchingText(batching) {
   return `On: up to ${calls} calls or ${bytes} bytes a request, the first call waiting at most ${wait} ms for more.`;
 }
 
-/** A batching bound's range and default, for its field's hint. */
+/** `PATCH` body turning ordering on with the bounds typed (an empty one takes its default). */
+export function orderingBody(typed) {
+  return { ordering: typedBounds(ORDERING_BOUNDS, typed) };
+}
+
+/** What a destination's ordering does, in a sentence. */
+export function orderingText(ordering) {
+  if (!ordering) {
+    return "Off: a failed call goes to the retry tiers, and its user's later calls may reach the receiver before it.";
+  }
+  const [pending, hold] = ORDERING_BOUNDS.map(({ key }) => grouped(ordering[key]));
+  return `On: each user's calls reach the receiver in order; while one is retried, up to ${pending} of that user's later calls wait behind it, for at most ${hold} seconds, before the user's ordering is suspended.`;
+}
+
+/** A bound's range and default (batching's or ordering's), for its field's hint. */
 export function boundHint(bound) {
   return `${grouped(bound.min)} to ${grouped(bound.max)} ${bound.unit}; empty: ${grouped(bound.byDefault)}`;
 }
@@ -109,6 +138,16 @@ export function overlapState(previousSecretExpiresAt, nowMs) {
 export function rotationBody(sharedSecret, overlapText) {
   const overlapSeconds = typedNumber(overlapText);
   return overlapSeconds === undefined ? { sharedSecret } : { sharedSecret, overlapSeconds };
+}
+
+/** The bounds typed, each a number or as typed; an empty one is left out (it takes its default). */
+function typedBounds(bounds, typed) {
+  const body = {};
+  for (const { key } of bounds) {
+    const value = typedNumber(typed[key]);
+    if (value !== undefined) body[key] = value;
+  }
+  return body;
 }
 
 /** 1048576 as `1,048,576`: digits grouped by three, the same in every locale. */

@@ -1,13 +1,16 @@
-// A destination's delivery settings (signature mode, batching, traceparent): each shown with
+// A destination's delivery settings (signature mode, batching, ordering, traceparent): each shown with
 // what it does now, edited with a PATCH of that field alone, the API's refusal shown under it.
 
 import { api } from './api.js';
 import {
   BATCH_BOUNDS,
+  ORDERING_BOUNDS,
   SIGNATURE_MODES,
   batchingBody,
   batchingText,
   boundHint,
+  orderingBody,
+  orderingText,
   signatureModeText,
   traceparentText,
 } from './delivery-rules.js';
@@ -30,6 +33,12 @@ const SETTINGS = [
     title: 'Batching',
     state: (d) => batchingText(d.batching),
     controls: batchingControls,
+  },
+  {
+    id: 'ordering',
+    title: 'Ordering',
+    state: (d) => orderingText(d.ordering),
+    controls: orderingControls,
   },
   {
     id: 'traceparent',
@@ -85,14 +94,27 @@ function signatureControls(destination, save) {
 
 /** Batching's bounds as typed (an empty field takes its default); the API checks the ranges. */
 function batchingControls(destination, save) {
-  const inputs = BATCH_BOUNDS.map((bound) => ({
+  return boundsControls('batching', BATCH_BOUNDS, destination.batching, batchingBody, save);
+}
+
+/** Ordering's bounds, as batching's are; the API refuses ordering beside batching. */
+function orderingControls(destination, save) {
+  return boundsControls('ordering', ORDERING_BOUNDS, destination.ordering, orderingBody, save);
+}
+
+/**
+ * A setting that is null (off) or an object of bounds: a field per bound, filled with the saved
+ * value; its button turns it on or saves the bounds, and another turns it off.
+ */
+function boundsControls(name, bounds, current, bodyOf, save) {
+  const inputs = bounds.map((bound) => ({
     bound,
     input: h('input', {
       type: 'text',
       inputmode: 'numeric',
       name: bound.key,
       autocomplete: 'off',
-      value: destination.batching?.[bound.key] ?? '',
+      value: current?.[bound.key] ?? '',
       placeholder: String(bound.byDefault),
     }),
   }));
@@ -100,13 +122,13 @@ function batchingControls(destination, save) {
     Object.fromEntries(inputs.map(({ bound, input }) => [bound.key, input.value]));
   return h(
     'form',
-    { class: 'inline-form', onsubmit: save(() => batchingBody(typed())) },
+    { class: 'inline-form', onsubmit: save(() => bodyOf(typed())) },
     inputs.map(({ bound, input }) => field(bound.label, input, boundHint(bound))),
-    h('button', { type: 'submit' }, destination.batching ? 'Save batching' : 'Turn batching on'),
-    destination.batching
+    h('button', { type: 'submit' }, current ? `Save ${name}` : `Turn ${name} on`),
+    current
       ? button(
-          'Turn batching off',
-          save(() => ({ batching: null })),
+          `Turn ${name} off`,
+          save(() => ({ [name]: null })),
           { class: 'danger' },
         )
       : null,
