@@ -87,7 +87,7 @@ export class BatchDelivery {
     const destinationId = headerText(record, HEADER.destinationId);
     const destination = destinationId ? this.settings.destination(destinationId) : undefined;
     if (!destination?.batching) return undefined;
-    const decoded = decodeDelivery(record);
+    const decoded = decodeDelivery(record, destinationId);
     if (decoded.kind === 'invalid') return undefined;
     const { facts, body } = decoded;
     if (admit(facts, destination, this.now()).kind !== 'send') return undefined;

@@ -35,8 +35,11 @@ export type DecodedDelivery =
   | { readonly kind: 'delivery'; readonly facts: DeliveryFacts; readonly body: Buffer }
   | { readonly kind: 'invalid'; readonly reason: 'missing_destination_id' | 'missing_value' };
 
-export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
-  const destinationId = headerText(record, HEADER.destinationId);
+/** Reads a delivery record's facts; `destinationId` when its header was read already. */
+export function decodeDelivery(
+  record: IncomingRecord,
+  destinationId = headerText(record, HEADER.destinationId),
+): DecodedDelivery {
   if (!destinationId) return { kind: 'invalid', reason: 'missing_destination_id' };
   if (!record.value || record.value.length === 0)
     return { kind: 'invalid', reason: 'missing_value' };
