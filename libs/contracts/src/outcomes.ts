@@ -40,6 +40,12 @@ export interface WebhookAttempt {
  * delivery ledger, whose upsert does not depend on their order. At least once: a reader must
  * tolerate duplicates.
  *
+ * The calls of one batch request travel as batch outcomes in those arrays: an object with the
+ * members its calls share (the destination, `at`, `webhooks`, `batchId`, and the source and
+ * the state when every call has the same) and `calls`, an array of each call's own members
+ * (`messageId`, `type`, ...). Each call's outcome is the shared members with its own, as if
+ * it had travelled alone; the parse functions below expand them.
+ *
  * On the wire the times (`at`, `firstAttemptAt`, `nextAttemptAt`) are epoch milliseconds,
  * which the dispatcher writes without formatting a date; ISO 8601 strings are read as well.
  * The parse functions below give them as ISO 8601 strings.
@@ -112,17 +118,30 @@ export function parseDeliveryOutcome(value: Buffer | string | null): DeliveryOut
 }
 
 /**
- * Reads an outcome record's value: one outcome (an object) or several (an array). Undefined
- * when it is neither; `invalid` counts the array's entries that are not outcomes.
+ * Reads an outcome record's value: one outcome (an object) or several (an array), a batch
+ * outcome standing for each of its calls'. Undefined when it is neither; `invalid` counts the
+ * entries (and batch outcomes' calls) that are not outcomes.
  */
 export function parseDeliveryOutcomes(
   value: Buffer | string | null,
 ): { readonly outcomes: DeliveryOutcome[]; readonly invalid: number } | undefined {
   const parsed = parseJson(value);
   if (parsed === undefined) return undefined;
-  const entries: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  const entries: unknown[] = (Array.isArray(parsed) ? parsed : [parsed]).flatMap(expandBatch);
   const outcomes = entries.map(asOutcome).filter((o) => o !== undefined);
   return { outcomes, invalid: entries.length - outcomes.length };
+}
+
+/** A batch outcome's calls, each as the shared members with its own; any other entry as it is. */
+function expandBatch(entry: unknown): unknown[] {
+  const batch = asJsonObject(entry);
+  if (batch === undefined || !('calls' in batch)) return [entry];
+  const { calls, ...shared } = batch;
+  if (!Array.isArray(calls)) return [entry];
+  return (calls as unknown[]).map((call) => {
+    const own = asJsonObject(call);
+    return own === undefined ? call : { ...shared, ...own };
+  });
 }
 
 function parseJson(value: Buffer | string | null): unknown {

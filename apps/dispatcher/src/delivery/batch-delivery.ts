@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import { Logger } from '@nestjs/common';
 
-import { IncomingRecord } from '@app/kafka';
+import { HEADER } from '@app/contracts';
+import { DurableLater, headerText, IncomingRecord } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 
 import {
@@ -19,7 +20,7 @@ import { BatchCall, BatchedOutcome, BatchQueue } from './batch-queue';
 import { Verdict, verdictOf } from './circuit-breaker';
 import { DeliveryCapacity } from './delivery-capacity';
 import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delivery-effects';
-import { DeliveryFacts, TimedResult } from './delivery-record';
+import { decodeDelivery, DeliveryFacts, TimedResult } from './delivery-record';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { unsendableReason, WebhookPoster } from './webhook-poster';
 
@@ -75,6 +76,22 @@ export class BatchDelivery {
     if (queued.kind === 'queued') return { result: queued.result, ledger: queued.durable };
     const decision = leaveMainTopic(facts, 'destination_busy', this.now(), this.options);
     return this.effects.apply(record, facts, decision);
+  }
+
+  /**
+   * A call of a batching destination whose batches have room joins its batch at once, answering
+   * the batch's wait without a promise of its own (most of a batching destination's calls);
+   * undefined for any other record, which the dispatch handles as ever.
+   */
+  join(record: IncomingRecord, path: DeliveryPath): DurableLater | undefined {
+    const destinationId = headerText(record, HEADER.destinationId);
+    const destination = destinationId ? this.settings.destination(destinationId) : undefined;
+    if (!destination?.batching) return undefined;
+    const decoded = decodeDelivery(record, destinationId);
+    if (decoded.kind === 'invalid') return undefined;
+    const { facts, body } = decoded;
+    if (admit(facts, destination, this.now()).kind !== 'send') return undefined;
+    return this.queue.join({ record, facts, body, path }, destination.batching);
   }
 
   /** Closing: batches still forming go now, and later ones without waiting to fill. */

@@ -84,6 +84,17 @@ describe(BatchQueue.name, () => {
     expect(queue.forming).toBe(2);
   });
 
+  it("joins a call at once while its destination has room, answering its batch's wait", async () => {
+    const first = queue.join(call('d'), BOUNDS);
+    expect(queue.join(call('d'), BOUNDS)).toBe(first);
+    // One formed batch waits for a slot (the most here): no room until it takes one.
+    expect(queue.join(call('d'), BOUNDS)).toBeUndefined();
+    expect(queue.join(call('other'), BOUNDS)).toBeDefined();
+    sender.batches[0].go();
+    await expect(first!.durable).resolves.toBeUndefined();
+    expect(queue.join(call('d'), BOUNDS)).toBeDefined();
+  });
+
   it('sends what is forming at close, and later calls without waiting', async () => {
     await queue.add(call('d'), BOUNDS, 0);
     queue.close();

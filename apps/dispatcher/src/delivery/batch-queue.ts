@@ -103,17 +103,32 @@ export class BatchQueue<R> {
         if (!(await this.room(destinationId, ms))) return { kind: 'busy' };
       }
     }
-    const ids = call.facts.webhookIds;
-    const key = ids === undefined ? destinationId : `${destinationId} ${ids.join(',')}`;
-    const now = this.closing ? { ...bounds, maxWaitMs: 0 } : bounds;
-    const shared = this.former.add(key, call, call.body.length, now);
-    const index = shared.size;
-    shared.size += 1;
+    const shared = this.take(call, bounds);
+    const index = shared.size - 1;
     return {
       kind: 'queued',
       durable: shared.durable,
       result: () => shared.durable.durable.then(() => shared.outcomes[index].result),
     };
+  }
+
+  /**
+   * Adds a call to its batch at once when its destination's batches have room, answering its
+   * batch's wait (no promise of its own); undefined when they have none (then `add`).
+   */
+  join(call: BatchCall, bounds: BatchSettings): DurableLater | undefined {
+    return this.hasRoom(call.facts.destinationId) ? this.take(call, bounds).durable : undefined;
+  }
+
+  /** Puts a call in its batch (which may form and go at once); answers the batch's context. */
+  private take(call: BatchCall, bounds: BatchSettings): Shared<R> {
+    const destinationId = call.facts.destinationId;
+    const ids = call.facts.webhookIds;
+    const key = ids === undefined ? destinationId : `${destinationId} ${ids.join(',')}`;
+    const now = this.closing ? { ...bounds, maxWaitMs: 0 } : bounds;
+    const shared = this.former.add(key, call, call.body.length, now);
+    shared.size += 1;
+    return shared;
   }
 
   /** Calls in batches still forming. */

@@ -4,6 +4,7 @@ import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, LaneHold, OutgoingRecord } from '@app/kafka';
 import { activeTraceHeaders } from '@app/tracing';
 
+import { BatchOutcomeJson, batchOutcomeJson, OutcomeCall } from './batch-outcome';
 import { Decision } from './delivery-decision';
 import {
   deadRecord,
@@ -83,7 +84,11 @@ export class DeliveryEffects {
     return { result: this.count(facts, decision, record, path, now), ledger };
   }
 
-  /** Acts on the decisions of a batch's calls, with the batch's answers, in one send. */
+  /**
+   * Acts on the decisions of a batch's calls, with the batch's answers, in one send. Their
+   * ledger outcomes go as batch outcomes (`batchOutcomeJson`), which all of them wait for;
+   * a delete's is a record of its own, as ever.
+   */
   async applyAll(
     calls: readonly Decided[],
     answers: readonly TimedResult[] | undefined,
@@ -91,14 +96,37 @@ export class DeliveryEffects {
   ): Promise<{ result: DispatchResult; ledger?: DurableLater }[]> {
     const now = this.now();
     const records: OutgoingRecord[] = [];
-    const ledgers = calls.map((call) =>
-      this.effects(call.record, call.facts, call.decision, records, answers, now, batchId),
-    );
+    const gathered: OutcomeCall[] = [];
+    const published = calls.map((call) => {
+      const { record, facts, decision } = call;
+      this.produced(record, decision, records);
+      if (!this.publishesOutcome(facts, decision)) return false;
+      // A delete's outcome is a record of its own, which the deletion receipts read.
+      if (facts.type === 'delete') {
+        const json = outcomeJson(facts, decision, answers, now, batchId);
+        records.push(outcomeRecord(record, facts, json));
+        return false;
+      }
+      gathered.push(call);
+      return true;
+    });
+    const ledger = this.gather(batchOutcomeJson(gathered, answers, now, batchId));
     if (records.length > 0) await this.producer.send(records);
     return calls.map((call, i) => ({
       result: this.count(call.facts, call.decision, call.record, call.path, now),
-      ledger: ledgers[i],
+      ledger: published[i] ? ledger : undefined,
     }));
+  }
+
+  /** Hands batch outcomes to the batcher; one wait for all of them. */
+  private gather(entries: readonly BatchOutcomeJson[]): DurableLater | undefined {
+    if (entries.length <= 1) {
+      return entries.length === 0
+        ? undefined
+        : this.outcomes.add(entries[0].json, entries[0].count);
+    }
+    const waits = entries.map((entry) => this.outcomes.add(entry.json, entry.count).durable);
+    return new DurableLater(Promise.all(waits).then(() => undefined));
   }
 
   /**
@@ -129,20 +157,24 @@ export class DeliveryEffects {
     records: OutgoingRecord[],
     answers: readonly TimedResult[] | undefined,
     now: number,
-    batchId?: string,
   ): DurableLater | undefined {
+    this.produced(record, decision, records);
+    const outcome = this.publishesOutcome(facts, decision)
+      ? outcomeJson(facts, decision, answers, now)
+      : undefined;
+    // A delete's outcome is a record of its own, which the deletion receipts read.
+    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, facts, outcome));
+    return outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
+  }
+
+  /** Adds to `records` the retry or dead record a decision produces. */
+  private produced(record: IncomingRecord, decision: Decision, records: OutgoingRecord[]): void {
     if (decision.kind === 'retry') {
       // The next attempt's span is the child of this one's.
       const trace = this.options.traced ? activeTraceHeaders() : undefined;
       records.push(retryRecord(record, decision.retry, trace));
     }
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
-    const outcome = this.publishesOutcome(facts, decision)
-      ? outcomeJson(facts, decision, answers, now, batchId)
-      : undefined;
-    // A delete's outcome is a record of its own, which the deletion receipts read.
-    if (outcome && facts.type === 'delete') records.push(outcomeRecord(record, facts, outcome));
-    return outcome && facts.type !== 'delete' ? this.outcomes.add(outcome) : undefined;
   }
 
   /** Counts and logs what became of a delivery. */

@@ -35,8 +35,11 @@ export type DecodedDelivery =
   | { readonly kind: 'delivery'; readonly facts: DeliveryFacts; readonly body: Buffer }
   | { readonly kind: 'invalid'; readonly reason: 'missing_destination_id' | 'missing_value' };
 
-export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
-  const destinationId = headerText(record, HEADER.destinationId);
+/** Reads a delivery record's facts; `destinationId` when its header was read already. */
+export function decodeDelivery(
+  record: IncomingRecord,
+  destinationId = headerText(record, HEADER.destinationId),
+): DecodedDelivery {
   if (!destinationId) return { kind: 'invalid', reason: 'missing_destination_id' };
   if (!record.value || record.value.length === 0)
     return { kind: 'invalid', reason: 'missing_value' };
@@ -159,7 +162,7 @@ export interface TimedResult {
 const NEEDS_ESCAPE = /["\\\p{Cc}\p{Cs}]/u;
 
 /** A string as JSON; ids and names are almost always plain, which skips JSON.stringify. */
-function str(text: string): string {
+export function str(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
@@ -186,6 +189,37 @@ export function outcomeJson(
   if (facts.userId !== undefined) json += `,"userId":${str(facts.userId)}`;
   if (facts.anonymousId !== undefined) json += `,"anonymousId":${str(facts.anonymousId)}`;
   if (facts.replayOf !== undefined) json += `,"replayOf":${str(facts.replayOf)}`;
+  json += stateJson(facts, decision, answers, now);
+  json += attemptJson(answers, batchId);
+  return json + '}';
+}
+
+/** The attempt's members, each after a comma: its webhooks' answers and its batch request. */
+export function attemptJson(
+  answers: readonly TimedResult[] | undefined,
+  batchId: string | undefined,
+): string {
+  let json = '';
+  if (answers !== undefined) {
+    let webhooks = '';
+    for (const answer of answers) webhooks += (webhooks ? ',' : '') + webhookJson(answer);
+    json += `,"webhooks":[${webhooks}]`;
+  }
+  if (batchId !== undefined) json += `,"batchId":${str(batchId)}`;
+  return json;
+}
+
+/**
+ * An outcome's members that tell what became of the delivery (`result` to `nextAttemptAt`),
+ * each after a comma: the part a batch's calls mostly share (see `batch-outcome.ts`).
+ */
+export function stateJson(
+  facts: DeliveryFacts,
+  decision: Decision,
+  answers: readonly TimedResult[] | undefined,
+  now: number,
+): string {
+  let json = '';
   switch (decision.kind) {
     case 'delivered': {
       const status = answers?.find((a) => a.result.kind === 'success')?.result.status;
@@ -213,13 +247,7 @@ export function outcomeJson(
       json += firstAttempt(facts.firstAttemptAt, now);
       break;
   }
-  if (answers !== undefined) {
-    let webhooks = '';
-    for (const answer of answers) webhooks += (webhooks ? ',' : '') + webhookJson(answer);
-    json += `,"webhooks":[${webhooks}]`;
-  }
-  if (batchId !== undefined) json += `,"batchId":${str(batchId)}`;
-  return json + '}';
+  return json;
 }
 
 /** The `firstAttemptAt` member, or nothing when it is `now` (the outcome's `at`). */

@@ -131,12 +131,14 @@ export class DispatchService implements OnModuleDestroy {
    * ledger outcome (gathered with other deliveries' into one record) answers at once with
    * that wait, so it holds no slot while the outcome gathers; its offset still waits for it.
    */
-  async handle(
+  handle(
     record: IncomingRecord,
     path: DeliveryPath,
-  ): Promise<DurableLater | LaneHold | undefined> {
-    const handled = await this.traced(record, path);
-    return handled.hold ?? handled.ledger;
+  ): Promise<DurableLater | LaneHold | undefined> | DurableLater {
+    // Most calls of a batching destination join their batch at once, without a turn of their
+    // own in the partition's pipeline; a traced one has its attempt's span.
+    const joined = this.tracer === undefined ? this.batches.join(record, path) : undefined;
+    return joined ?? this.traced(record, path).then((handled) => handled.hold ?? handled.ledger);
   }
 
   /** {@link run} in an attempt's span when traces are on. */

@@ -52,6 +52,21 @@ describe(OutcomeBatcher.name, () => {
     expect(ids([record])).toEqual(['m-0', 'm-1', 'm-2']);
   });
 
+  it("counts a batch outcome's calls, and starts a record where they would pass the most", async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer);
+    const batch = (n: number) => JSON.stringify({ destinationId: 'dest', calls: Array(n) });
+    await Promise.all([
+      batcher.add(outcome(0)).durable,
+      batcher.add(batch(100), 100).durable,
+      batcher.add(batch(MAX_OUTCOMES_PER_RECORD), MAX_OUTCOMES_PER_RECORD).durable,
+    ]);
+    expect(producer.sends[0].map((r) => r.headers?.[HEADER.outcomeCount])).toEqual([
+      '101',
+      String(MAX_OUTCOMES_PER_RECORD),
+    ]);
+  });
+
   it('gathers the outcomes of its linger into one record; a full record goes at once', async () => {
     jest.useFakeTimers();
     try {

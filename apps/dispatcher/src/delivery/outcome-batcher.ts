@@ -19,6 +19,8 @@ export const OUTCOME_LINGER_MS = 50;
 /** The outcomes of one record to be, and the one wait all their deliveries share. */
 interface Batch {
   readonly parts: string[];
+  /** Outcomes in its parts (a batch outcome stands for each of its calls'). */
+  count: number;
   bytes: number;
   /** When its first outcome came (performance.now() ms). */
   readonly startedAt: number;
@@ -48,12 +50,15 @@ export class OutcomeBatcher {
     private readonly lingerMs = OUTCOME_LINGER_MS,
   ) {}
 
-  /** Adds one outcome's JSON (see `outcomeJson`). */
-  add(json: string): DurableLater {
+  /**
+   * Adds one outcome's JSON (see `outcomeJson`), or a batch outcome's that stands for `count`
+   * outcomes (see `batchOutcomeJson`).
+   */
+  add(json: string, count = 1): DurableLater {
     let batch = this.filling;
     if (
       batch === undefined ||
-      batch.parts.length >= MAX_OUTCOMES_PER_RECORD ||
+      (batch.count > 0 && batch.count + count > MAX_OUTCOMES_PER_RECORD) ||
       batch.bytes + json.length + 1 > MAX_OUTCOME_RECORD_BYTES
     ) {
       if (batch !== undefined) {
@@ -63,6 +68,7 @@ export class OutcomeBatcher {
       batch = this.filling = newBatch();
     }
     batch.parts.push(json);
+    batch.count += count;
     batch.bytes += json.length + 1;
     if (!this.producing) {
       this.producing = true;
@@ -120,6 +126,7 @@ function newBatch(): Batch {
   // produce failed first).
   return {
     parts: [],
+    count: 0,
     bytes: 2,
     startedAt: performance.now(),
     sent: new DurableLater(sent),
@@ -134,6 +141,6 @@ function outcomesRecord(batch: Batch): OutgoingRecord {
     topic: TOPIC.deliveryOutcomes,
     key: null,
     value: `[${batch.parts.join(',')}]`,
-    headers: { [HEADER.outcomeCount]: String(batch.parts.length) },
+    headers: { [HEADER.outcomeCount]: String(batch.count) },
   };
 }

@@ -135,7 +135,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
 
   /** Registers the handler of one logical topic; call before the app starts. */
   consume(topic: string, handler: RecordHandler): void {
-    this.addHandler(topic, handler, true);
+    // Kept in Nest's map of handlers, which types them as promises; only the pipeline calls it.
+    this.addHandler(topic, handler as Parameters<Server['addHandler']>[1], true);
   }
 
   /** The consumer's group and where it is in its life (readiness asks). */

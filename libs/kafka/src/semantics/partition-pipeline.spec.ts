@@ -303,7 +303,14 @@ describe('PartitionPipeline', () => {
   });
 });
 
-describe('PartitionPipeline with handlers answering DurableLater', () => {
+describe.each([
+  ['in a promise', false],
+  ['at once, not in a promise', true],
+])('PartitionPipeline with handlers answering DurableLater %s', (_how, atOnce) => {
+  /** A handler's answer, in a promise or not as the table says. */
+  const answer = (later: DurableLater): Promise<DurableLater> | DurableLater =>
+    atOnce ? later : Promise.resolve(later);
+
   /** Each record's handler answers at once; its durability waits until the test says so. */
   class Later {
     readonly started: string[] = [];
@@ -312,12 +319,12 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
       { resolve: () => void; reject: (e: Error) => void }
     >();
 
-    readonly handle = (r: IncomingRecord): Promise<DurableLater> => {
+    readonly handle = (r: IncomingRecord): Promise<DurableLater> | DurableLater => {
       this.started.push(r.offset);
       const durable = new Promise<void>((resolve, reject) =>
         this.durable.set(r.offset, { resolve, reject }),
       );
-      return Promise.resolve(new DurableLater(durable));
+      return answer(new DurableLater(durable));
     };
 
     settle(offset: number): void {
@@ -358,6 +365,12 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     const control = new Control();
     const p = laterPipeline(later, control, 2);
     const records = [0, 1, 2, 3].map((offset) => record(offset, 'k'));
+    if (atOnce) {
+      // Each record's slot is free again before the next one is admitted: nothing to hold.
+      expect(await p.admit(records, always)).toBe('3');
+      expect(control.holds).toEqual([]);
+      return;
+    }
     expect(await p.admit(records, always)).toBe('2');
     expect(control.holds).toEqual(['3']);
     await tick();
@@ -371,12 +384,23 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     const gates = new Gates();
     const control = new Control();
     // Key `d` answers DurableLater at once; the others hold their slots until finished.
-    const handle = (r: IncomingRecord): Promise<unknown> =>
+    const handle = (r: IncomingRecord): Promise<unknown> | DurableLater =>
       r.key?.toString() === 'd'
-        ? Promise.resolve(new DurableLater(new Promise<void>(() => undefined)))
+        ? answer(new DurableLater(new Promise<void>(() => undefined)))
         : gates.handle(r);
     const p = new PartitionPipeline(handle, options({ maxInFlight: 4 }), control);
     const keys = ['a', 'b', 'c', 'd', 'd', 'd', 'd', 'd', 'd'];
+    if (atOnce) {
+      // The calls of `d` share the one slot left, each freeing it before the next.
+      expect(
+        await p.admit(
+          keys.map((key, offset) => record(offset, key)),
+          always,
+        ),
+      ).toBe('8');
+      expect(control.holds).toEqual([]);
+      return;
+    }
     expect(
       await p.admit(
         keys.map((key, offset) => record(offset, key)),
@@ -406,13 +430,25 @@ describe('PartitionPipeline with handlers answering DurableLater', () => {
     expect(control.rewinds).toEqual([{ offset: '0', resumeAt: 1_500 }]);
   });
 
+  it('fails a record whose handler threw rather than answered, and rewinds to it', async () => {
+    const later = new Later();
+    const control = new Control();
+    const handle = (r: IncomingRecord): Promise<DurableLater> | DurableLater => {
+      if (r.offset === '1') throw new Error('no answer');
+      return later.handle(r);
+    };
+    const p = new PartitionPipeline(handle, options({ maxInFlight: 4 }), control);
+    await p.admit([record(0), record(1)], always);
+    later.settle(0);
+    await p.drain();
+    expect(control.failures).toEqual(['1']);
+    expect(control.commits).toEqual(['1']);
+    expect(control.rewinds).toEqual([{ offset: '1', resumeAt: 1_500 }]);
+  });
+
   /** Handlers answering one shared wait, as the dispatcher's outcomes of one record do. */
   function sharedPipeline(wait: () => DurableLater, control: Control) {
-    return new PartitionPipeline(
-      () => Promise.resolve(wait()),
-      options({ maxInFlight: 2 }),
-      control,
-    );
+    return new PartitionPipeline(() => answer(wait()), options({ maxInFlight: 2 }), control);
   }
 
   it('finishes every record sharing one wait when it settles, and those answered after it', async () => {

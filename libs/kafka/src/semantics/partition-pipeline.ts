@@ -17,9 +17,17 @@ export class DurableLater {
 
 /**
  * Handles one record; a {@link DurableLater} answer frees its slot before its commit, a
- * {@link LaneHold} answer frees its slot but keeps its key's line waiting until it settles.
+ * {@link LaneHold} answer frees its slot but keeps its key's line waiting until it settles. A
+ * handler may answer a DurableLater at once, not in a promise: the record then frees its slot
+ * before the next one is admitted, and costs no turn of its own (a batched call's).
  */
-export type PipelineHandler = (record: IncomingRecord) => Promise<unknown>;
+export type PipelineHandler = (record: IncomingRecord) => Promise<unknown> | DurableLater;
+
+/** A rejection with whatever was thrown, as it was (`run` hands it to `failed`). */
+// eslint-disable-next-line @typescript-eslint/require-await -- a throw made a rejection
+async function thrown(error: unknown): Promise<never> {
+  throw error;
+}
 
 /** Lines full this long with lanes held and nothing finishing: the oldest hold stops. */
 const LANE_ROOM_WAIT_MS = 5_000;
@@ -282,8 +290,36 @@ export class PartitionPipeline {
   /** Runs a record in the slot taken for it; its key's later records line up behind it. */
   private start(task: Task): void {
     this.admitted(task);
+    if (task.dueAt !== undefined) {
+      if (task.lane !== undefined) this.lanes.set(task.lane, null);
+      void this.run(task);
+      return;
+    }
+    const answered = this.handleNow(task);
+    if (answered instanceof DurableLater) return this.answeredAtOnce(task, answered.durable);
     if (task.lane !== undefined) this.lanes.set(task.lane, null);
-    void this.run(task);
+    void this.run(task, answered);
+  }
+
+  /** Calls the handler of a record due now; a throw is its answer's rejection. */
+  private handleNow(task: Task): Promise<unknown> | DurableLater {
+    try {
+      const answer = this.handle(task.record);
+      return answer instanceof DurableLater ? answer : Promise.resolve(answer);
+    } catch (error) {
+      return thrown(error);
+    }
+  }
+
+  /**
+   * The handler answered a DurableLater at once: the record's slot is free before the next
+   * record is admitted (no line of its key formed), and it finishes when its effects are
+   * durable, with no promise of its own.
+   */
+  private answeredAtOnce(task: Task, durable: Promise<void>): void {
+    this.slots.release();
+    this.finishWhenDurable(task, durable);
+    this.roomFreed();
   }
 
   /** Lines a record up behind the records of its key admitted before it. */
@@ -297,18 +333,19 @@ export class PartitionPipeline {
   }
 
   /**
-   * Handles one record; never rejects. Then the next record of its lane, if any, runs in the
-   * same slot; otherwise the slot is released. A record whose handler answered
-   * {@link DurableLater} finishes (for the commit) when its effects are durable.
+   * Handles one record (or waits for `answered`, its handler's answer already asked for); never
+   * rejects. Then the next record of its lane, if any, runs in the same slot; otherwise the
+   * slot is released. A record whose handler answered {@link DurableLater} finishes (for the
+   * commit) when its effects are durable.
    */
-  private async run(task: Task): Promise<void> {
+  private async run(task: Task, answered?: Promise<unknown>): Promise<void> {
     let later: Promise<void> | undefined;
     let laneHold: LaneHold | undefined;
     try {
       if (task.dueAt !== undefined) await this.until(task.dueAt);
       // A failure earlier in the partition stops the records after it, also in this lane.
-      if (this.failure === undefined || task.offset <= this.failure) {
-        const answer = await this.handle(task.record);
+      if (answered !== undefined || this.failure === undefined || task.offset <= this.failure) {
+        const answer = await (answered ?? this.handle(task.record));
         if (answer instanceof DurableLater) later = answer.durable;
         else if (answer instanceof LaneHold) laneHold = answer;
         else task.done = true;
