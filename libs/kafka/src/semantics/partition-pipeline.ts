@@ -1,4 +1,6 @@
-import { HoldStopReason, LaneHold } from './lane-hold';
+import { LaneHold } from './lane-hold';
+import { LaneHolds } from './lane-holds';
+import { laneOf, Lanes } from './lanes';
 import { IncomingRecord } from './records';
 import { Semaphore } from './semaphore';
 
@@ -29,9 +31,6 @@ async function thrown(error: unknown): Promise<never> {
   throw error;
 }
 
-/** Lines full this long with lanes held and nothing finishing: the oldest hold stops. */
-const LANE_ROOM_WAIT_MS = 5_000;
-
 /** An admitted record. */
 interface Task {
   readonly record: IncomingRecord;
@@ -41,25 +40,6 @@ interface Task {
   done: boolean;
   /** The hash of its key ({@link laneOf}); undefined without a key. */
   readonly lane: number | undefined;
-}
-
-/** A record whose handler answered {@link LaneHold}. */
-interface Held {
-  readonly task: Task;
-  readonly hold: LaneHold;
-  /** Asked to stop already. */
-  stopping: boolean;
-}
-
-/**
- * A 32-bit FNV-1a hash of a record's key, naming the lane its records run in, one at a time;
- * undefined without a key. Hashing costs less than making a string of the key per record.
- */
-export function laneOf(key: Buffer | null): number | undefined {
-  if (key === null) return undefined;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < key.length; i += 1) hash = Math.imul(hash ^ key[i], 0x01000193);
-  return hash >>> 0;
 }
 
 /** What a pipeline asks of the consumer that feeds it. */
@@ -131,14 +111,8 @@ export interface PipelineOptions {
  */
 export class PartitionPipeline {
   private readonly slots: Semaphore;
-  /**
-   * Keys with a record running, by a hash of the key, with the records of that key waiting
-   * behind it in order (null when none waits). Two keys with one hash share a lane: they run
-   * one after the other, which keeps each key's order.
-   */
-  private readonly lanes = new Map<number, Task[] | null>();
-  /** Records waiting in the lanes (they hold no slot). */
-  private queued = 0;
+  /** Keys with a record running, and the records of each waiting behind it (no slot). */
+  private readonly lanes = new Lanes<Task>();
   /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
   private readonly pending: Task[] = [];
   private lastAdmitted: bigint | undefined;
@@ -160,11 +134,9 @@ export class PartitionPipeline {
   /** Until the first record handled: records an earlier pipeline finished are skipped. */
   private skipping = true;
   /** Records whose handler answered {@link LaneHold}, until it settles. */
-  private readonly holding = new Set<Held>();
-  /** Records finished so far: the lines' watch tells progress from a stall by it. */
+  private readonly holds: LaneHolds<Task>;
+  /** Records finished so far: the holds tell progress from a stall by it. */
   private finishedCount = 0;
-  /** Watches lines full while lanes are held (`laneRoomWaitMs`). */
-  private roomTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly handle: PipelineHandler,
@@ -172,6 +144,8 @@ export class PartitionPipeline {
     private readonly control: PipelineControl,
   ) {
     this.slots = new Semaphore(options.maxInFlight);
+    const partition = { held: () => this.held, finishedCount: () => this.finishedCount };
+    this.holds = new LaneHolds(partition, options.laneRoomWaitMs);
   }
 
   /**
@@ -212,9 +186,9 @@ export class PartitionPipeline {
       if (lane !== undefined && this.lanes.has(lane)) {
         // Its key has a record running: it waits in that line, which needs no slot of its
         // own (a record hanging for seconds must not fill the partition with its key's next).
-        if (this.queued >= this.options.maxInFlight) {
+        if (this.lanes.queued >= this.options.maxInFlight) {
           this.hold(record.offset);
-          this.watchRoom();
+          this.holds.watchRoom();
           break;
         }
         this.enqueue({ record, offset, dueAt, done: false, lane });
@@ -291,13 +265,13 @@ export class PartitionPipeline {
   private start(task: Task): void {
     this.admitted(task);
     if (task.dueAt !== undefined) {
-      if (task.lane !== undefined) this.lanes.set(task.lane, null);
+      if (task.lane !== undefined) this.lanes.open(task.lane);
       void this.run(task);
       return;
     }
     const answered = this.handleNow(task);
     if (answered instanceof DurableLater) return this.answeredAtOnce(task, answered.durable);
-    if (task.lane !== undefined) this.lanes.set(task.lane, null);
+    if (task.lane !== undefined) this.lanes.open(task.lane);
     void this.run(task, answered);
   }
 
@@ -325,11 +299,8 @@ export class PartitionPipeline {
   /** Lines a record up behind the records of its key admitted before it. */
   private enqueue(task: Task & { lane: number }): void {
     this.admitted(task);
-    this.queued += 1;
-    const waiting = this.lanes.get(task.lane);
-    if (waiting) waiting.push(task);
-    else this.lanes.set(task.lane, [task]);
-    if (this.holding.size > 0) this.checkWaiting(task.lane, waiting?.length ?? 1);
+    const waiting = this.lanes.enqueue(task.lane, task);
+    if (this.holds.size > 0) this.holds.checkWaiting(task.lane, waiting);
   }
 
   /**
@@ -360,7 +331,7 @@ export class PartitionPipeline {
 
   /** After a record ran in its slot: the next of its lane runs in that slot, or it frees. */
   private ran(task: Task, later: Promise<void> | undefined): void {
-    const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
+    const next = task.lane === undefined ? undefined : this.lanes.next(task.lane);
     if (next === undefined) this.slots.release();
     if (later === undefined) this.finished();
     else {
@@ -376,32 +347,23 @@ export class PartitionPipeline {
    */
   private startHold(task: Task, hold: LaneHold): void {
     this.slots.release();
-    const held: Held = { task, hold, stopping: false };
-    this.holding.add(held);
+    this.holds.add(task, hold, (answer, failed) => this.endHold(task, answer, failed));
     // A partition held for want of a slot may fetch again: one just freed.
-    if (this.held && this.failure === undefined && this.queued < this.options.maxInFlight) {
+    if (this.held && this.failure === undefined && this.lanes.queued < this.options.maxInFlight) {
       this.held = false;
       this.control.release();
     }
-    if (task.lane !== undefined)
-      this.checkWaiting(task.lane, this.lanes.get(task.lane)?.length ?? 0);
-    if (this.held) this.watchRoom();
-    hold.settled.then(
-      (answer) => this.endHold(held, answer, false),
-      (error: unknown) => this.endHold(held, error, true),
-    );
+    if (task.lane !== undefined) this.holds.checkWaiting(task.lane, this.lanes.waiting(task.lane));
+    if (this.held) this.holds.watchRoom();
   }
 
   /** The hold settled: the record finishes as its answer says, and its lane runs on. */
-  private endHold(held: Held, answer: unknown, failed: boolean): void {
-    // An abandoned hold was dropped already.
-    if (!this.holding.delete(held)) return;
-    const { task } = held;
+  private endHold(task: Task, answer: unknown, failed: boolean): void {
     let later: Promise<void> | undefined;
     if (failed) this.fail(task, answer);
     else if (answer instanceof DurableLater) later = answer.durable;
     else task.done = true;
-    const next = task.lane === undefined ? undefined : this.nextInLane(task.lane);
+    const next = task.lane === undefined ? undefined : this.lanes.next(task.lane);
     if (later === undefined) this.finished();
     else {
       this.finishWhenDurable(task, later);
@@ -416,66 +378,23 @@ export class PartitionPipeline {
     await this.run(task);
   }
 
-  /** Asks the hold of `lane`, if any, to stop once `waiting` records wait behind it. */
-  private checkWaiting(lane: number, waiting: number): void {
-    for (const held of this.holding) {
-      if (held.task.lane !== lane) continue;
-      if (!held.stopping && waiting >= held.hold.maxWaiting) this.stopHold(held, 'pending');
-      return;
-    }
-  }
-
-  private stopHold(held: Held, reason: Exclude<HoldStopReason, 'abandon'>): void {
-    held.stopping = true;
-    held.hold.stop(reason);
-  }
-
-  /**
-   * The lines are full: unless a record finishes within `laneRoomWaitMs`, the held lanes stop
-   * the partition, so the oldest hold is asked to stop (one per wait while it lasts).
-   */
-  private watchRoom(): void {
-    if (this.holding.size === 0 || this.roomTimer !== undefined) return;
-    const finishedBefore = this.finishedCount;
-    this.roomTimer = setTimeout(() => {
-      this.roomTimer = undefined;
-      if (!this.held || this.holding.size === 0) return;
-      if (this.finishedCount === finishedBefore) {
-        const oldest = [...this.holding]
-          .filter((held) => !held.stopping)
-          .sort((a, b) => (a.task.offset < b.task.offset ? -1 : 1))[0];
-        if (oldest !== undefined) this.stopHold(oldest, 'partition_full');
-      }
-      this.watchRoom();
-    }, this.options.laneRoomWaitMs ?? LANE_ROOM_WAIT_MS);
-    this.roomTimer.unref?.();
-  }
-
   /**
    * Ends every hold without waiting for it: its record and the records waiting in its lane stay
    * unfinished (nothing after them is committed), to be read again from the last commit. For a
    * pipeline whose partition is given up (rebalance, close): it drains without them.
    */
   abandonHolds(): void {
-    clearTimeout(this.roomTimer);
-    this.roomTimer = undefined;
-    for (const held of this.holding) this.abandon(held);
+    this.holds.stopWatching();
+    this.holds.abandon(
+      () => true,
+      (task) => this.abandoned(task),
+    );
   }
 
-  private abandon(held: Held): void {
-    if (!this.holding.delete(held)) return;
-    held.hold.stop('abandon');
-    let dropped = 1;
-    const lane = held.task.lane;
-    if (lane !== undefined) {
-      const waiting = this.lanes.get(lane);
-      if (waiting) {
-        dropped += waiting.length;
-        this.queued -= waiting.length;
-      }
-      this.lanes.delete(lane);
-    }
-    this.finished(dropped);
+  /** A hold was abandoned: its record and the records waiting in its lane count as finished. */
+  private abandoned(task: Task): void {
+    const waiting = task.lane === undefined ? 0 : this.lanes.drop(task.lane);
+    this.finished(1 + waiting);
   }
 
   /** Resolves at `dueAt` (epoch ms); records waiting for one time resume in admission order. */
@@ -527,7 +446,7 @@ export class PartitionPipeline {
    */
   private roomFreed(): void {
     if (!this.held || this.failure !== undefined) return;
-    if (this.queued > 0 || this.slots.free < this.options.maxInFlight / 2) return;
+    if (this.lanes.queued > 0 || this.slots.free < this.options.maxInFlight / 2) return;
     this.held = false;
     this.control.release();
   }
@@ -536,20 +455,10 @@ export class PartitionPipeline {
     if (this.failure === undefined || task.offset < this.failure) this.failure = task.offset;
     this.control.failed(task.record.offset, error);
     // Held records after the failure are read again from it: they stop holding now.
-    for (const held of this.holding) if (held.task.offset > this.failure) this.abandon(held);
-  }
-
-  /** Takes the next record of a lane off its line; the lane ends when none waits. */
-  private nextInLane(lane: number): Task | undefined {
-    const waiting = this.lanes.get(lane);
-    const next = waiting?.shift();
-    if (next === undefined) {
-      this.lanes.delete(lane);
-      return undefined;
-    }
-    if (waiting!.length === 0) this.lanes.set(lane, null);
-    this.queued -= 1;
-    return next;
+    this.holds.abandon(
+      (held) => this.failure !== undefined && held.offset > this.failure,
+      (held) => this.abandoned(held),
+    );
   }
 
   /** After records finish: commit what is finished, fetch again if held, recover from a failure. */
@@ -603,7 +512,6 @@ export class PartitionPipeline {
   private recover(failedAt: bigint): void {
     this.pending.length = 0;
     this.lanes.clear();
-    this.queued = 0;
     this.lastAdmitted = failedAt - 1n;
     this.failure = undefined;
     this.held = false;
