@@ -11,3 +11,28 @@ export function dueAtOf(record: IncomingRecord, header: string | undefined): num
   const dueAt = Number(raw);
   return Number.isFinite(dueAt) ? dueAt : undefined;
 }
+
+/**
+ * Waits for records' due times, one wait per time: records waiting for one time resume in the
+ * order they started waiting.
+ */
+export class DueWaits {
+  /** The wait for the latest due time asked for. */
+  private latest: { readonly at: number; readonly until: Promise<void> } | undefined;
+
+  constructor(private readonly now: () => number) {}
+
+  /** Resolves at `dueAt` (epoch ms). */
+  until(dueAt: number): Promise<void> {
+    if (this.latest?.at !== dueAt) {
+      // A timer may fire a millisecond before the clock reads its time: wait again then.
+      const wait = (resolve: () => void): void => {
+        const waitMs = dueAt - this.now();
+        if (waitMs <= 0) resolve();
+        else setTimeout(() => wait(resolve), waitMs);
+      };
+      this.latest = { at: dueAt, until: new Promise(wait) };
+    }
+    return this.latest.until;
+  }
+}

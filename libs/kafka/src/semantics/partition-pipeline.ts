@@ -1,29 +1,14 @@
+import { DueWaits } from './due-time';
+import { DurableLater, DurableWaits } from './durable-later';
 import { LaneHold } from './lane-hold';
 import { LaneHolds } from './lane-holds';
 import { laneOf, Lanes } from './lanes';
+import { PipelineControl, PipelineHandler, PipelineOptions } from './pipeline-options';
 import { IncomingRecord } from './records';
 import { Semaphore } from './semaphore';
 
-/**
- * What a handler may answer when its work is done but not yet durable: its slot (and its
- * key's line) is freed at once, and its offset is committed only once `durable` resolves; a
- * rejection counts as the handler's failure. For effects worth batching over many records
- * (the dispatcher's ledger outcomes) that need not hold a record's slot while they gather.
- */
-export class DurableLater {
-  constructor(readonly durable: Promise<void>) {
-    // Handled from here on: it may settle before the pipeline waits on it.
-    durable.catch(() => undefined);
-  }
-}
-
-/**
- * Handles one record; a {@link DurableLater} answer frees its slot before its commit, a
- * {@link LaneHold} answer frees its slot but keeps its key's line waiting until it settles. A
- * handler may answer a DurableLater at once, not in a promise: the record then frees its slot
- * before the next one is admitted, and costs no turn of its own (a batched call's).
- */
-export type PipelineHandler = (record: IncomingRecord) => Promise<unknown> | DurableLater;
+export { DurableLater } from './durable-later';
+export type { PipelineControl, PipelineHandler, PipelineOptions } from './pipeline-options';
 
 /** A rejection with whatever was thrown, as it was (`run` hands it to `failed`). */
 // eslint-disable-next-line @typescript-eslint/require-await -- a throw made a rejection
@@ -40,59 +25,6 @@ interface Task {
   done: boolean;
   /** The hash of its key ({@link laneOf}); undefined without a key. */
   readonly lane: number | undefined;
-}
-
-/** What a pipeline asks of the consumer that feeds it. */
-export interface PipelineControl {
-  /** Commits `nextOffset` (the next record to consume) for the partition. */
-  commit(nextOffset: string): Promise<void>;
-  /** Stops fetching the partition, rewinds it to `offset`, and fetches again at `resumeAt`. */
-  rewind(offset: string, resumeAt: number): void;
-  /** Stops fetching the partition and rewinds it to `offset`, until `release`. */
-  hold(offset: string): void;
-  /** Fetches the held partition again. */
-  release(): void;
-  /** A handler threw on the record at `offset`; the pipeline rewinds to it after a back-off. */
-  failed(offset: string, error: unknown): void;
-  /** A commit was refused (the committer retries it; a later one covers its offsets too). */
-  commitFailed(error: unknown): void;
-}
-
-/** How a partition's records are handled. */
-export interface PipelineOptions {
-  /**
-   * Most records running at once. A record whose key has one running waits in that key's
-   * line without a slot (the line runs in the slot of its first record); at most as many
-   * again wait in lines.
-   */
-  readonly maxInFlight: number;
-  /** When a record may be handled (epoch ms), or undefined when at once. */
-  readonly dueAt: (record: IncomingRecord) => number | undefined;
-  /**
-   * A record due within this many ms is admitted at once and waits in memory until it is due;
-   * a later one rewinds the partition, to be fetched again this long before it is due. Set it
-   * to the consumer's fetch wait: a partition resumed while a fetch is waiting on the broker is
-   * fetched only once that fetch returns, so resuming it early keeps its records on time.
-   */
-  readonly dueWindowMs: number;
-  readonly now: () => number;
-  /** Pause after a handler threw, before its record is handled again. */
-  readonly failureBackoffMs: number;
-  /** Longest a batch waits for a free slot before the partition is held instead. */
-  readonly admissionWaitMs: number;
-  /**
-   * How long the lines may stay full, with records holding their lanes ({@link LaneHold}) and
-   * no record finishing, before the oldest hold is asked to stop (`partition_full`): held
-   * lanes must not stop every key of the partition. 5 s when not set.
-   */
-  readonly laneRoomWaitMs?: number;
-  /**
-   * Where an earlier pipeline of this partition in this process had finished (the offset after
-   * its finished prefix, whose effects are durable), or undefined. The records before it that
-   * the consumer fetches again (their commit was lost, as in a broker outage) are committed
-   * without being handled a second time.
-   */
-  readonly finishedBefore?: () => bigint | undefined;
 }
 
 /**
@@ -125,12 +57,14 @@ export class PartitionPipeline {
   private failure: bigint | undefined;
   /** The latest due time of an admitted record (epoch ms): later records wait for it too. */
   private notBefore = 0;
-  /** The wait for the latest due time, shared so that records due together start in order. */
-  private dueWait: { readonly at: number; readonly until: Promise<void> } | undefined;
+  /** Waits for due times, shared so that records due together start in order. */
+  private readonly dueWaits: DueWaits;
   /** Held for want of a slot. */
   private held = false;
-  /** The tasks waiting on the latest durable promise answered, until it settles. */
-  private durableWait: { readonly durable: Promise<void>; readonly tasks: Task[] } | undefined;
+  /** Records whose handler answered {@link DurableLater}, until their effects are durable. */
+  private readonly durableWaits = new DurableWaits<Task>((tasks, failed, error) =>
+    this.durableSettled(tasks, failed, error),
+  );
   /** Until the first record handled: records an earlier pipeline finished are skipped. */
   private skipping = true;
   /** Records whose handler answered {@link LaneHold}, until it settles. */
@@ -144,6 +78,7 @@ export class PartitionPipeline {
     private readonly control: PipelineControl,
   ) {
     this.slots = new Semaphore(options.maxInFlight);
+    this.dueWaits = new DueWaits(options.now);
     const partition = { held: () => this.held, finishedCount: () => this.finishedCount };
     this.holds = new LaneHolds(partition, options.laneRoomWaitMs);
   }
@@ -313,7 +248,7 @@ export class PartitionPipeline {
     let later: Promise<void> | undefined;
     let laneHold: LaneHold | undefined;
     try {
-      if (task.dueAt !== undefined) await this.until(task.dueAt);
+      if (task.dueAt !== undefined) await this.dueWaits.until(task.dueAt);
       // A failure earlier in the partition stops the records after it, also in this lane.
       if (answered !== undefined || this.failure === undefined || task.offset <= this.failure) {
         const answer = await (answered ?? this.handle(task.record));
@@ -397,44 +332,18 @@ export class PartitionPipeline {
     this.finished(1 + waiting);
   }
 
-  /** Resolves at `dueAt` (epoch ms); records waiting for one time resume in admission order. */
-  private until(dueAt: number): Promise<void> {
-    if (this.dueWait?.at !== dueAt) {
-      // A timer may fire a millisecond before the clock reads its time: wait again then.
-      const wait = (resolve: () => void): void => {
-        const waitMs = dueAt - this.options.now();
-        if (waitMs <= 0) resolve();
-        else setTimeout(() => wait(resolve), waitMs);
-      };
-      this.dueWait = { at: dueAt, until: new Promise(wait) };
-    }
-    return this.dueWait.until;
+  /** Finishes a task once its effects are durable. */
+  private finishWhenDurable(task: Task, durable: Promise<void>): void {
+    this.durableWaits.add(task, durable);
   }
 
-  /**
-   * Finishes a task once its effects are durable. Consecutive tasks that wait on one promise
-   * (the dispatcher's outcomes share one per record) share one reaction to it, not one each.
-   */
-  private finishWhenDurable(task: Task, durable: Promise<void>): void {
-    const waiting = this.durableWait;
-    if (waiting?.durable === durable) {
-      waiting.tasks.push(task);
-      return;
+  /** The effects of `tasks` are durable, or could not be made so (`failed`). */
+  private durableSettled(tasks: readonly Task[], failed: boolean, error: unknown): void {
+    for (const t of tasks) {
+      if (failed) this.fail(t, error);
+      else t.done = true;
     }
-    const tasks = [task];
-    const wait = (this.durableWait = { durable, tasks });
-    const settle = (failed: boolean, error?: unknown) => {
-      if (this.durableWait === wait) this.durableWait = undefined;
-      for (const t of tasks) {
-        if (failed) this.fail(t, error);
-        else t.done = true;
-      }
-      this.finished(tasks.length);
-    };
-    durable.then(
-      () => settle(false),
-      (error: unknown) => settle(true, error),
-    );
+    this.finished(tasks.length);
   }
 
   /**
