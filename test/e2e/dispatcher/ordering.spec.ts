@@ -4,49 +4,9 @@ import { TOPIC } from '@app/contracts';
 
 import { ChildDispatcher } from '../../helpers/child-dispatcher';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
+import { callOf, firstArrivals, NO_BREAKER, order, send } from '../../helpers/ordered-calls';
 import { eventually } from '../../helpers/services';
 import { ReceivedRequest, WebhookReceiver } from '../../helpers/webhook-receiver';
-
-/**
- * A breaker that never opens: an open breaker suspends ordering (its own unit spec), and these
- * receivers fail on purpose.
- */
-const NO_BREAKER = {
-  DISPATCHER_FAILING_AFTER: '10000',
-  DISPATCHER_BREAKER_MIN_ATTEMPTS: '1000000',
-};
-
-/** What a request carried: its call's user and message id. */
-function callOf(request: ReceivedRequest): { userId: string; messageId: string } {
-  return JSON.parse(request.body.toString()) as { userId: string; messageId: string };
-}
-
-/** Sets a destination's ordering straight in PostgreSQL (the admin API's own spec covers it). */
-async function order(
-  harness: DispatcherHarness,
-  destinationId: string,
-  maxPendingCalls: number,
-  maxHoldSeconds: number,
-): Promise<void> {
-  await harness.sql(
-    `UPDATE destination SET ordering_max_pending_calls = $1, ordering_max_hold_seconds = $2
-     WHERE id = $3`,
-    [maxPendingCalls, maxHoldSeconds, destinationId],
-  );
-}
-
-/** Posts calls through ingest in batches of 100, in order, each batch after the last. */
-async function send(
-  harness: DispatcherHarness,
-  writeKey: string,
-  calls: readonly { userId: string; messageId: string }[],
-): Promise<void> {
-  for (let i = 0; i < calls.length; i += 100) {
-    const batch = calls.slice(i, i + 100).map((c) => ({ type: 'track', event: 'Step', ...c }));
-    const answer = await harness.post('/v1/batch', { batch }, { basic: writeKey });
-    expect(answer.status).toBe(200);
-  }
-}
 
 /**
  * An ordered destination whose receiver fails 20% of requests at random; its dispatcher (a
@@ -124,22 +84,12 @@ describe('ordered delivery through failures and a SIGKILL', () => {
     expect(delivered.size).toBe(USERS * CALLS_PER_USER);
     // The kill came mid-run: most calls were delivered after the restart.
     expect(beforeKill).toBeLessThan(calls.length / 2);
-    // Each user's calls in the order of their first arrival: the first request the receiver
-    // took (answered 2xx); a request it refused did not deliver the call.
-    const firstArrivals = new Map<string, number[]>();
-    const seen = new Set<string>();
-    for (const [index, request] of sink.requests.entries()) {
-      if (statuses[index] !== 200) continue;
-      const { messageId } = callOf(request);
-      if (seen.has(messageId)) continue;
-      seen.add(messageId);
-      const [user, seq] = messageId.split(':');
-      firstArrivals.set(user, [...(firstArrivals.get(user) ?? []), Number(seq)]);
-    }
+    // Each user's calls in the order of their first arrival (the first request taken, 2xx).
+    const arrivals = firstArrivals(sink.requests, statuses);
     const inOrder = Array.from({ length: CALLS_PER_USER }, (_, seq) => seq);
-    const outOfOrder = [...firstArrivals].filter(([, seqs]) => seqs.join() !== inOrder.join());
+    const outOfOrder = [...arrivals].filter(([, seqs]) => seqs.join() !== inOrder.join());
     expect(outOfOrder).toEqual([]);
-    expect(firstArrivals.size).toBe(USERS);
+    expect(arrivals.size).toBe(USERS);
   }, 240_000);
 });
 
