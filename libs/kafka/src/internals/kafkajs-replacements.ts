@@ -1,3 +1,4 @@
+import { installCoordinatorReplacement } from './coordinator.replacement';
 import { installFetchResponseReplacement } from './fetch-response.replacement';
 import { installFetchWaitReplacement } from './fetch-wait.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
@@ -17,4 +18,5 @@ export function installKafkajsReplacements(): void {
   installFetchResponseReplacement();
   installMemberIdReplacement();
   installFetchWaitReplacement();
+  installCoordinatorReplacement();
 }
