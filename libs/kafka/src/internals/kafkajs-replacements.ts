@@ -1,4 +1,5 @@
 import { installCoordinatorReplacement } from './coordinator.replacement';
+import { installDisconnectReplacement } from './disconnect.replacement';
 import { installFetchResponseReplacement } from './fetch-response.replacement';
 import { installFetchWaitReplacement } from './fetch-wait.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
@@ -19,4 +20,5 @@ export function installKafkajsReplacements(): void {
   installMemberIdReplacement();
   installFetchWaitReplacement();
   installCoordinatorReplacement();
+  installDisconnectReplacement();
 }
