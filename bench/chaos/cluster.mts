@@ -16,8 +16,14 @@ import { progress, runBench } from '../common.mts';
 import { ReadinessWatch } from './apps.mts';
 import { type ClusterFault, clusterFaults } from './cluster-faults.mts';
 import { ChaosCluster, SharedDatabase } from './cluster-services.mts';
-import { DRAIN_TIMEOUT_MS, drained, firstDelivery, recovered } from './phases.mts';
-import { type ChaosReport, clusterResultsTable, type PhaseTimes, results } from './results.mts';
+import { DRAIN_TIMEOUT_MS, drained, firstDelivery, recovered, settled } from './phases.mts';
+import {
+  type ChaosReport,
+  clusterResultsTable,
+  LATE_MS,
+  type PhaseTimes,
+  results,
+} from './results.mts';
 import { kafkaLibs, ROOT, Stand } from './stand.mts';
 import { Sender, sleep } from './traffic.mts';
 
@@ -31,6 +37,8 @@ const DATABASE = 'sluice_cluster_chaos';
 const LEAD_MS = 5_000;
 /** Steady traffic after deliveries flow again, before the next fault. */
 const TAIL_MS = 5_000;
+/** Longest wait, before a fault, for the pipeline to catch up with the one before. */
+const SETTLE_TIMEOUT_MS = 120_000;
 /** No fault starts past this, so that the whole run ends within about 20 minutes. */
 const BUDGET_MS = 15 * 60_000;
 
@@ -153,6 +161,7 @@ class ClusterSuite {
   /** Steady traffic, the fault, and traffic until deliveries of new calls flow again. */
   private async phase(sender: Sender, fault: ClusterFault): Promise<PhaseTimes> {
     const apps = this.stand.apps;
+    await settled(sender, this.stand.receiver, LATE_MS, SETTLE_TIMEOUT_MS);
     const phaseStart = Date.now();
     progress(fault.name);
     await sleep(LEAD_MS);

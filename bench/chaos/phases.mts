@@ -36,6 +36,26 @@ export async function recovered(
   return undefined;
 }
 
+/**
+ * Waits until every call acknowledged more than `lateMs` ago has arrived (or `timeoutMs`
+ * passes): a fault then starts on a pipeline that has caught up with the one before, and what
+ * it measures is its own.
+ */
+export async function settled(
+  sender: Sender,
+  receiver: Receiver,
+  lateMs: number,
+  timeoutMs: number,
+): Promise<void> {
+  const behind = () => {
+    const before = Date.now() - lateMs;
+    return sender.acked().some((c) => c.ackedAt! < before && !receiver.arrivals.has(c.messageId));
+  };
+  await until(() => !behind(), timeoutMs, 'the pipeline to catch up').catch(() =>
+    progress(`  not caught up after ${timeoutMs / 1_000} s; the next fault starts anyway`),
+  );
+}
+
 /** Waits until every acknowledged call arrived, or the drain timeout. */
 export async function drained(sender: Sender, receiver: Receiver): Promise<void> {
   const acked = sender.acked();

@@ -67,10 +67,11 @@ export function results(
   sender: Sender,
   receiver: Receiver,
 ): ChaosReport {
-  const duplicates: { at: number; retried: boolean }[] = [];
+  const duplicates: { at: number; retried: boolean; firstAt: number }[] = [];
   for (const [messageId, arrivals] of receiver.arrivals) {
     const retried = (sender.calls.get(messageId)?.attempts ?? 0) > 1;
-    for (const at of arrivals.at.slice(1)) duplicates.push({ at, retried });
+    for (const at of arrivals.at.slice(1))
+      duplicates.push({ at, retried, firstAt: arrivals.at[0] });
   }
   const faults = phases.map((p, i): FaultResult => {
     const phase = i + 1;
@@ -92,11 +93,11 @@ export function results(
         p.recoveredAt === undefined
           ? null
           : round((p.recoveredAt - (p.flowFrom ?? p.faultEnd)) / 1_000),
-      caughtUpSeconds: caughtUp(acked, receiver, p.faultStart),
+      caughtUpSeconds: caughtUp(acked, receiver, p.faultStart, end),
       longestGapSeconds: round(longestGap(receiver.times, p.faultStart, gapEnd) / 1_000),
       clientErrors: Object.fromEntries(sender.failures.get(phase) ?? []),
       readiness: p.readiness,
-      notes: p.notes ?? [],
+      notes: [...(p.notes ?? []), ...duplicateAges(inPhase)],
     };
   });
   const unacknowledged = [...sender.calls.values()].filter((c) => c.ackedAt === undefined).length;
@@ -207,15 +208,26 @@ export function clusterResultsTable(report: ChaosReport, rate: number, brokers: 
   ].join('\n');
 }
 
+/** How long before its copy each duplicate's first copy had arrived (a replay's depth). */
+function duplicateAges(duplicates: readonly { at: number; firstAt: number }[]): string[] {
+  if (duplicates.length === 0) return [];
+  const ages = duplicates.map((d) => (d.at - d.firstAt) / 1_000).sort((a, b) => a - b);
+  const median = ages[Math.floor(ages.length / 2)];
+  return [
+    `duplicates arrived ${median.toFixed(1)} s (median) and up to ${ages[ages.length - 1].toFixed(1)} s after the first copy`,
+  ];
+}
+
 function caughtUp(
   acked: readonly SentCall[],
   receiver: Receiver,
   faultStart: number,
+  phaseEnd: number,
 ): number | null {
   let last: number | undefined;
   for (const call of acked) {
     const first = receiver.arrivals.get(call.messageId)?.at[0];
-    if (first === undefined || first - call.ackedAt! <= LATE_MS) continue;
+    if (first === undefined || first >= phaseEnd || first - call.ackedAt! <= LATE_MS) continue;
     if (last === undefined || first > last) last = first;
   }
   return last === undefined ? null : round(Math.max(0, last - faultStart) / 1_000);

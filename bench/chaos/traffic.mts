@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 
 /** Pause before a request that failed (503, refused, timed out) is sent again. */
 const RETRY_MS = 1_000;
-/** Longest a request waits for its answer. */
+/** Longest a request waits for its answer, as Sluice's client library does by default. */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Requests sent a tick; calls are spread over them. */
 const TICK_MS = 100;
