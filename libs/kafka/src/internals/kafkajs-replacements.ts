@@ -4,6 +4,7 @@ import { installFetchResponseReplacement } from './fetch-response.replacement';
 import { installFetchWaitReplacement } from './fetch-wait.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
 import { installProduceRequestReplacement } from './produce-request.replacement';
+import { installRejoinReplacement } from './rejoin.replacement';
 import { installRequestQueueReplacement } from './request-queue.replacement';
 import { installRequestTimeoutReplacement } from './request-timeout.replacement';
 
@@ -21,4 +22,5 @@ export function installKafkajsReplacements(): void {
   installFetchWaitReplacement();
   installCoordinatorReplacement();
   installDisconnectReplacement();
+  installRejoinReplacement();
 }
