@@ -70,6 +70,8 @@ export class Apps {
   /** Every instance started, in order; retired ones are no longer watched. */
   private readonly known = new Map<string, Instance>();
   private readonly retired = new Set<string>();
+  /** Instances answering HTTP and not retired: where a load balancer would send requests. */
+  private readonly inService = new Set<string>();
   private readonly handedOut = new Map<AppName, number>();
 
   private readonly buildDir: string;
@@ -108,6 +110,11 @@ export class Apps {
     return [...this.known.entries()]
       .filter(([label, i]) => !this.retired.has(label) && (app === undefined || i.app === app))
       .map(([, i]) => i);
+  }
+
+  /** The instances of an app in service (started, answering, not retired nor killed). */
+  serving(app: AppName): Instance[] {
+    return this.instances(app).filter((i) => this.inService.has(this.label(i.app, i.replica)));
   }
 
   /** A new replica number for an app (one above any started or handed out before). */
@@ -155,11 +162,13 @@ export class Apps {
       managed.onErrorLine(keep);
     }
     await waitForHttp(`${this.url(app, replica)}/health/live`, managed, START_TIMEOUT_MS);
+    this.inService.add(label);
   }
 
   /** SIGKILL: the process ends at once, leaving its group membership to expire. */
   async kill(app: AppName, replica = 1): Promise<void> {
     const managed = this.running.get(this.label(app, replica));
+    this.inService.delete(this.label(app, replica));
     if (!managed?.running) return;
     managed.child.kill('SIGKILL');
     await managed.exited;
@@ -168,6 +177,7 @@ export class Apps {
   /** SIGTERM, and waits for the graceful stop. */
   async terminate(app: AppName, replica = 1): Promise<void> {
     const managed = this.running.get(this.label(app, replica));
+    this.inService.delete(this.label(app, replica));
     if (managed) await this.supervisor.stop(managed);
   }
 

@@ -99,7 +99,8 @@ class ClusterSuite {
     let turn = 0;
     // Round robin over the ingest replicas in service, as a load balancer would.
     const ingestUrl = () => {
-      const ingest = apps.instances('ingest');
+      const serving = apps.serving('ingest');
+      const ingest = serving.length > 0 ? serving : apps.instances('ingest');
       turn += 1;
       return apps.url('ingest', ingest[turn % ingest.length].replica);
     };
