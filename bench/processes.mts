@@ -17,6 +17,7 @@ export class Managed {
   readonly tail: string[] = [];
   readonly exited: Promise<number | null>;
   private readonly lineListeners: ((line: string) => void)[] = [];
+  private readonly errorLineListeners: ((line: string) => void)[] = [];
   private done = false;
 
   readonly name: string;
@@ -32,7 +33,12 @@ export class Managed {
       }),
     );
     // Both streams are always read: a child blocked on a full pipe would skew the numbers.
-    if (child.stderr) createInterface({ input: child.stderr }).on('line', (l) => this.keep(l));
+    if (child.stderr) {
+      createInterface({ input: child.stderr }).on('line', (line) => {
+        this.keep(line);
+        for (const listener of this.errorLineListeners) listener(line);
+      });
+    }
     if (child.stdout) {
       createInterface({ input: child.stdout }).on('line', (line) => {
         this.keep(line);
@@ -52,6 +58,11 @@ export class Managed {
   /** Calls `listener` with every line the child prints on stdout from now on. */
   onLine(listener: (line: string) => void): void {
     this.lineListeners.push(listener);
+  }
+
+  /** Calls `listener` with every line the child prints on stderr from now on. */
+  onErrorLine(listener: (line: string) => void): void {
+    this.errorLineListeners.push(listener);
   }
 
   private keep(line: string): void {

@@ -41,36 +41,88 @@ export function buildApps(root: string): string {
   return outDir;
 }
 
-/** The running apps: started, killed, stopped and started again by name. */
+/** One process of an app: the app and its replica number (1, 2, ...; a new one per surge). */
+export interface Instance {
+  readonly app: AppName;
+  readonly replica: number;
+}
+
+/** How a stand names and places its apps' processes. */
+export interface AppsOptions {
+  /** Node options for every app (a profiler, for example). */
+  readonly nodeArgs?: readonly string[];
+  /**
+   * Fixed ports from here: each app 20 replicas' ports, in APPS order (ingest's replica 1 at
+   * base + 1). Unset, each replica gets a free port when first started.
+   */
+  readonly portBase?: number;
+  /** Labels `ingest.1`, `ingest.2` (several replicas) instead of `ingest`. */
+  readonly replicaLabels?: boolean;
+}
+
+/** Ports an app's replicas may take from {@link AppsOptions.portBase}. */
+const PORTS_PER_APP = 20;
+
+/** The running apps: started, killed, stopped and started again by name and replica. */
 export class Apps {
-  private readonly ports = new Map<AppName, number>();
-  private readonly running = new Map<AppName, Managed>();
+  private readonly ports = new Map<string, number>();
+  private readonly running = new Map<string, Managed>();
+  /** Every instance started, in order; retired ones are no longer watched. */
+  private readonly known = new Map<string, Instance>();
+  private readonly retired = new Set<string>();
+  /** Instances answering HTTP and not retired: where a load balancer would send requests. */
+  private readonly inService = new Set<string>();
+  private readonly handedOut = new Map<AppName, number>();
 
   private readonly buildDir: string;
   private readonly supervisor: Supervisor;
   private readonly env: () => Record<string, string>;
-  private readonly nodeArgs: readonly string[];
+  private readonly options: AppsOptions;
 
-  /** @param nodeArgs Node options for every app (a profiler, for example) */
   constructor(
     buildDir: string,
     supervisor: Supervisor,
     env: () => Record<string, string>,
-    nodeArgs: readonly string[] = [],
+    options: AppsOptions = {},
   ) {
     this.buildDir = buildDir;
     this.supervisor = supervisor;
     this.env = env;
-    this.nodeArgs = nodeArgs;
+    this.options = options;
   }
 
-  url(app: AppName): string {
-    return `http://127.0.0.1:${this.ports.get(app)}`;
+  /** `ingest`, or `ingest.2` with replica labels. */
+  label(app: AppName, replica = 1): string {
+    return this.options.replicaLabels ? `${app}.${replica}` : app;
   }
 
-  /** The process id of an app's current run; undefined when it never started. */
-  pid(app: AppName): number | undefined {
-    return this.running.get(app)?.pid;
+  url(app: AppName, replica = 1): string {
+    return `http://127.0.0.1:${this.ports.get(this.label(app, replica))}`;
+  }
+
+  /** The process id of an instance's current run; undefined when it never started. */
+  pid(app: AppName, replica = 1): number | undefined {
+    return this.running.get(this.label(app, replica))?.pid;
+  }
+
+  /** Instances started and not retired (running or not), in the order first started. */
+  instances(app?: AppName): Instance[] {
+    return [...this.known.entries()]
+      .filter(([label, i]) => !this.retired.has(label) && (app === undefined || i.app === app))
+      .map(([, i]) => i);
+  }
+
+  /** The instances of an app in service (started, answering, not retired nor killed). */
+  serving(app: AppName): Instance[] {
+    return this.instances(app).filter((i) => this.inService.has(this.label(i.app, i.replica)));
+  }
+
+  /** A new replica number for an app (one above any started or handed out before). */
+  nextReplica(app: AppName): number {
+    const started = [...this.known.values()].filter((i) => i.app === app).map((i) => i.replica);
+    const next = Math.max(0, this.handedOut.get(app) ?? 0, ...started) + 1;
+    this.handedOut.set(app, next);
+    return next;
   }
 
   /** Applies the migrations (admin's migrate.js), as a deployment's job would. */
@@ -81,59 +133,86 @@ export class Apps {
     });
   }
 
-  async start(app: AppName): Promise<void> {
-    if (!this.ports.has(app)) this.ports.set(app, await freePort());
+  async start(app: AppName, replica = 1): Promise<void> {
+    const label = this.label(app, replica);
+    if (!this.ports.has(label)) this.ports.set(label, await this.port(app, replica));
     const managed = this.supervisor.spawn(
-      app,
+      label,
       process.execPath,
-      [...this.nodeArgs, join(this.buildDir, 'apps', app, 'src', 'main.js')],
+      [...(this.options.nodeArgs ?? []), join(this.buildDir, 'apps', app, 'src', 'main.js')],
       {
         env: {
           ...process.env,
           ...this.env(),
-          [PORT_VARIABLE[app]]: String(this.ports.get(app)),
+          [PORT_VARIABLE[app]]: String(this.ports.get(label)),
         },
       },
     );
-    this.running.set(app, managed);
-    // CHAOS_LOG_DIR keeps each app's log lines (all its runs) in <app>.log, with the time seen.
+    this.running.set(label, managed);
+    this.known.set(label, { app, replica });
+    this.retired.delete(label);
+    // CHAOS_LOG_DIR keeps each instance's log lines (all its runs) in <label>.log, with the
+    // time seen; stderr (Node's warnings) included.
     const logDir = process.env.CHAOS_LOG_DIR;
     if (logDir) {
       mkdirSync(logDir, { recursive: true });
-      managed.onLine((line) =>
-        appendFileSync(join(logDir, `${app}.log`), `${new Date().toISOString()} ${line}\n`),
-      );
+      const keep = (line: string) =>
+        appendFileSync(join(logDir, `${label}.log`), `${new Date().toISOString()} ${line}\n`);
+      managed.onLine(keep);
+      managed.onErrorLine(keep);
     }
-    await waitForHttp(`${this.url(app)}/health/live`, managed, START_TIMEOUT_MS);
+    await waitForHttp(`${this.url(app, replica)}/health/live`, managed, START_TIMEOUT_MS);
+    this.inService.add(label);
   }
 
   /** SIGKILL: the process ends at once, leaving its group membership to expire. */
-  async kill(app: AppName): Promise<void> {
-    const managed = this.running.get(app);
+  async kill(app: AppName, replica = 1): Promise<void> {
+    const managed = this.running.get(this.label(app, replica));
+    this.inService.delete(this.label(app, replica));
     if (!managed?.running) return;
     managed.child.kill('SIGKILL');
     await managed.exited;
   }
 
   /** SIGTERM, and waits for the graceful stop. */
-  async terminate(app: AppName): Promise<void> {
-    const managed = this.running.get(app);
+  async terminate(app: AppName, replica = 1): Promise<void> {
+    const managed = this.running.get(this.label(app, replica));
+    this.inService.delete(this.label(app, replica));
     if (managed) await this.supervisor.stop(managed);
   }
 
-  /** Whether an app's process stopped by itself (a crash). */
-  crashed(): AppName[] {
-    return APPS.filter((app) => this.running.get(app)?.running === false);
+  /** SIGTERM for good (a replaced or scaled-down replica): readiness no longer watches it. */
+  async retire(app: AppName, replica: number): Promise<void> {
+    this.retired.add(this.label(app, replica));
+    await this.terminate(app, replica);
   }
 
-  lastOutput(app: AppName): string {
-    return this.running.get(app)?.describeExit() ?? '';
+  /** Instances whose process stopped by itself (a crash). */
+  crashed(): Instance[] {
+    return this.instances().filter(
+      (i) => this.running.get(this.label(i.app, i.replica))?.running === false,
+    );
+  }
+
+  lastOutput(app: AppName, replica = 1): string {
+    return this.running.get(this.label(app, replica))?.describeExit() ?? '';
+  }
+
+  private port(app: AppName, replica: number): Promise<number> {
+    const base = this.options.portBase;
+    if (base === undefined) return freePort();
+    if (replica >= PORTS_PER_APP)
+      throw new Error(`${app}: more than ${PORTS_PER_APP - 1} replicas`);
+    return Promise.resolve(base + APPS.indexOf(app) * PORTS_PER_APP + replica);
   }
 }
 
-/** Polls every app's /health/ready and keeps, per app, the answers seen in order (runs merged). */
+/**
+ * Polls every watched instance's /health/ready and keeps, per instance, the answers seen in
+ * order (runs merged).
+ */
 export class ReadinessWatch {
-  private readonly seen = new Map<AppName, string[]>();
+  private readonly seen = new Map<string, string[]>();
   private active = false;
   private loop?: Promise<void>;
 
@@ -149,41 +228,42 @@ export class ReadinessWatch {
     this.loop = this.poll();
   }
 
-  /** Stops polling; returns e.g. `ingest 200, router 200>503>200, ...` */
-  async stop(): Promise<Record<AppName, string>> {
+  /** Stops polling; returns e.g. `ingest 200, router 200>503>200, ...` by instance label. */
+  async stop(): Promise<Record<string, string>> {
     this.active = false;
     await this.loop;
-    const out = {} as Record<AppName, string>;
-    for (const app of APPS) {
+    const out: Record<string, string> = {};
+    for (const [label, seen] of this.seen) {
       // The answers in the order first seen, then the last one: `200>timeout>503>200`.
-      const seen = this.seen.get(app) ?? [];
       const distinct = [...new Set(seen)];
       const last = seen[seen.length - 1];
       if (last !== undefined && distinct[distinct.length - 1] !== last) distinct.push(last);
-      out[app] = distinct.join('>');
+      out[label] = distinct.join('>');
     }
     return out;
   }
 
   private async poll(): Promise<void> {
     while (this.active) {
-      await Promise.all(APPS.map((app) => this.probe(app)));
+      await Promise.all(this.apps.instances().map((i) => this.probe(i)));
       await sleep(500);
     }
   }
 
-  private async probe(app: AppName): Promise<void> {
-    const answer = await fetch(`${this.apps.url(app)}/health/ready`, {
-      signal: AbortSignal.timeout(2_000),
-    }).then(
-      (res) => String(res.status),
-      (error: unknown) =>
-        (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED'
-          ? 'down'
-          : 'timeout',
-    );
-    const list = this.seen.get(app) ?? [];
+  private async probe({ app, replica }: Instance): Promise<void> {
+    const answer = await readiness(this.apps.url(app, replica));
+    const label = this.apps.label(app, replica);
+    const list = this.seen.get(label) ?? [];
     if (list[list.length - 1] !== answer) list.push(answer);
-    this.seen.set(app, list);
+    this.seen.set(label, list);
   }
+}
+
+/** One /health/ready answer: its status, `down` (refused) or `timeout` (none in 2 s). */
+export function readiness(url: string): Promise<string> {
+  return fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(2_000) }).then(
+    (res) => String(res.status),
+    (error: unknown) =>
+      (error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED' ? 'down' : 'timeout',
+  );
 }

@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 
 import { progress, runBench } from '../common.mts';
 import { type AppName, Apps, APPS, ReadinessWatch } from './apps.mts';
+import { DRAIN_TIMEOUT_MS, drained, firstDelivery, recovered } from './phases.mts';
 import { type ChaosReport, type PhaseTimes, results, resultsTable } from './results.mts';
 import { kafkaLibs, Stand } from './stand.mts';
 import { Sender, sleep } from './traffic.mts';
@@ -21,10 +22,6 @@ import { Sender, sleep } from './traffic.mts';
 const LEAD_MS = 5_000;
 /** Steady traffic after deliveries flow again, before the next fault. */
 const TAIL_MS = 3_000;
-/** Longest wait for deliveries to flow again after a fault. */
-const RECOVERY_TIMEOUT_MS = 90_000;
-/** Longest wait, after the sender stops, for every acknowledged call to arrive. */
-const DRAIN_TIMEOUT_MS = 90_000;
 /** The whole suite stops starting faults past this (it must end within 15 minutes). */
 const BUDGET_MS = 13 * 60_000;
 
@@ -80,7 +77,7 @@ class ChaosSuite {
     const writeKey = await this.stand.setUp();
     const apps = this.stand.apps;
     const sender = new Sender(() => apps.url('ingest'), writeKey, this.s.rate);
-    await this.firstDelivery(sender);
+    await firstDelivery(sender, this.receiver);
     const phases: PhaseTimes[] = [];
     const faults = this.faults(apps);
     sender.start();
@@ -95,7 +92,7 @@ class ChaosSuite {
     sender.stop();
     progress('draining: every acknowledged call should arrive');
     await sender.drain(DRAIN_TIMEOUT_MS);
-    await this.drained(sender);
+    await drained(sender, this.receiver);
     return results(phases, sender, this.receiver);
   }
 
@@ -105,15 +102,6 @@ class ChaosSuite {
 
   killNow(): void {
     this.stand.killNow();
-  }
-
-  /** Sends calls until one arrives: every app is up and the settings reached them. */
-  private async firstDelivery(sender: Sender): Promise<void> {
-    progress('waiting for the first delivery');
-    sender.start();
-    await until(() => this.receiver.times.length > 0, 120_000, 'a first delivery');
-    sender.stop();
-    await sender.drain(30_000);
   }
 
   private faults(apps: Apps): Fault[] {
@@ -169,10 +157,10 @@ class ChaosSuite {
     readiness.start();
     const faultStart = Date.now();
     const faultEnd = await fault.act();
-    const recoveredAt = await this.recovered(sender, faultEnd);
+    const recoveredAt = await recovered(sender, this.receiver, faultEnd);
     await sleep(TAIL_MS);
     const ready = await readiness.stop();
-    for (const app of apps.crashed()) {
+    for (const { app } of apps.crashed()) {
       progress(`  ${app} stopped by itself; started again\n${apps.lastOutput(app)}`);
       await apps.start(app);
     }
@@ -186,50 +174,22 @@ class ChaosSuite {
       readiness: ready,
     };
   }
-
-  /** When a call made after `since` first arrived; undefined after the recovery timeout. */
-  private async recovered(sender: Sender, since: number): Promise<number | undefined> {
-    const deadline = Date.now() + RECOVERY_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      let first: number | undefined;
-      for (const [messageId, arrivals] of this.receiver.arrivals) {
-        const call = sender.calls.get(messageId);
-        if (call === undefined || call.createdAt < since) continue;
-        if (first === undefined || arrivals.at[0] < first) first = arrivals.at[0];
-      }
-      if (first !== undefined) return first;
-      await sleep(100);
-    }
-    return undefined;
-  }
-
-  /** Waits until every acknowledged call arrived, or the drain timeout. */
-  private async drained(sender: Sender): Promise<void> {
-    const acked = sender.acked();
-    await until(
-      () => acked.every((c) => this.receiver.arrivals.has(c.messageId)),
-      DRAIN_TIMEOUT_MS,
-      'every acknowledged call',
-    ).catch(() => undefined);
-  }
 }
 
-async function until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
+function main(): void {
+  const chaos = settings(process.env);
+  const suite = new ChaosSuite(chaos);
+  runBench({
+    supervisor: { killAllNow: () => suite.killNow() },
+    stand: suite,
+    async run() {
+      const report = await suite.run();
+      if (chaos.jsonFile) writeFileSync(chaos.jsonFile, JSON.stringify(report, null, 2));
+      return resultsTable(report, chaos.rate);
+    },
+  });
 }
 
-const chaos = settings(process.env);
-const suite = new ChaosSuite(chaos);
-runBench({
-  supervisor: { killAllNow: () => suite.killNow() },
-  stand: suite,
-  async run() {
-    const report = await suite.run();
-    if (chaos.jsonFile) writeFileSync(chaos.jsonFile, JSON.stringify(report, null, 2));
-    return resultsTable(report, chaos.rate);
-  },
-});
+// `npm run chaos -- --cluster`: the three-broker stand (cluster.mts) instead.
+if (process.argv.includes('--cluster')) await import('./cluster.mts');
+else main();

@@ -1,7 +1,9 @@
 /** What the chaos suite measured per fault, and its table. */
 import { table } from '../report.mts';
-import type { AppName } from './apps.mts';
-import type { Receiver, Sender } from './traffic.mts';
+import type { Receiver, Sender, SentCall } from './traffic.mts';
+
+/** A call arriving later than this after its acknowledgement was held up by the fault. */
+export const LATE_MS = 2_000;
 
 /** When a fault's phase started, the fault began and ended, and deliveries flowed again. */
 export interface PhaseTimes {
@@ -11,10 +13,14 @@ export interface PhaseTimes {
   readonly faultStart: number;
   /** When the service taken away was back (an app started again, a server listening). */
   readonly faultEnd: number;
-  /** The first arrival of a call made after `faultEnd`; undefined when none came in time. */
+  /** When "flowing again" counts from, if not `faultEnd` (a broker's kill, not its return). */
+  readonly flowFrom?: number;
+  /** The first arrival of a call made after `flowFrom`; undefined when none came in time. */
   readonly recoveredAt: number | undefined;
+  /** Lines the fault adds to the report (what it checked beyond the counts). */
+  readonly notes?: readonly string[];
   /** Each app's /health/ready answers while the fault lasted, in order (`200>503>200`). */
-  readonly readiness: Record<AppName, string>;
+  readonly readiness: Record<string, string>;
 }
 
 /** One fault's line of the report. */
@@ -32,13 +38,19 @@ export interface FaultResult {
   readonly duplicatesOfRetried: number;
   /** Seconds from the fault's start to its end (a restart's or a service's start included). */
   readonly faultSeconds: number;
-  /** Seconds from the fault's end until a call made after it arrived. */
+  /** Seconds from the fault's end (or `flowFrom`) until a call made after it arrived. */
   readonly flowingAgainSeconds: number | null;
+  /**
+   * Seconds from the fault's start to the last arrival, in this phase, of a call that arrived
+   * more than {@link LATE_MS} after ingest acknowledged it: when every partition flowed again.
+   */
+  readonly caughtUpSeconds: number | null;
   /** The longest time without any arrival, from the fault's start to the phase's end. */
   readonly longestGapSeconds: number;
   /** Requests answered otherwise than 200 in this phase, by answer. */
   readonly clientErrors: Record<string, number>;
-  readonly readiness: Record<AppName, string>;
+  readonly readiness: Record<string, string>;
+  readonly notes: readonly string[];
 }
 
 /** The whole run. */
@@ -55,10 +67,11 @@ export function results(
   sender: Sender,
   receiver: Receiver,
 ): ChaosReport {
-  const duplicates: { at: number; retried: boolean }[] = [];
+  const duplicates: { at: number; retried: boolean; firstAt: number }[] = [];
   for (const [messageId, arrivals] of receiver.arrivals) {
     const retried = (sender.calls.get(messageId)?.attempts ?? 0) > 1;
-    for (const at of arrivals.at.slice(1)) duplicates.push({ at, retried });
+    for (const at of arrivals.at.slice(1))
+      duplicates.push({ at, retried, firstAt: arrivals.at[0] });
   }
   const faults = phases.map((p, i): FaultResult => {
     const phase = i + 1;
@@ -77,10 +90,14 @@ export function results(
       duplicatesOfRetried: inPhase.filter((d) => d.retried).length,
       faultSeconds: round((p.faultEnd - p.faultStart) / 1_000),
       flowingAgainSeconds:
-        p.recoveredAt === undefined ? null : round((p.recoveredAt - p.faultEnd) / 1_000),
+        p.recoveredAt === undefined
+          ? null
+          : round((p.recoveredAt - (p.flowFrom ?? p.faultEnd)) / 1_000),
+      caughtUpSeconds: caughtUp(acked, receiver, p.faultStart, end),
       longestGapSeconds: round(longestGap(receiver.times, p.faultStart, gapEnd) / 1_000),
       clientErrors: Object.fromEntries(sender.failures.get(phase) ?? []),
       readiness: p.readiness,
+      notes: [...(p.notes ?? []), ...duplicateAges(inPhase)],
     };
   });
   const unacknowledged = [...sender.calls.values()].filter((c) => c.ackedAt === undefined).length;
@@ -133,6 +150,87 @@ export function resultsTable(report: ChaosReport, rate: number): string {
     '',
     `bad signatures: ${report.badSignatures}; calls never acknowledged: ${report.unacknowledged}`,
   ].join('\n');
+}
+
+/** The table `npm run chaos -- --cluster` prints: the columns above and "caught up s". */
+export function clusterResultsTable(report: ChaosReport, rate: number, brokers: string): string {
+  const seconds = (value: number | null) => (value === null ? '-' : value.toFixed(1));
+  const rows = report.faults.map((f) => [
+    f.name,
+    String(f.acknowledged),
+    String(f.delivered),
+    String(f.lost),
+    `${f.duplicates}${f.duplicatesOfRetried > 0 ? ` (${f.duplicatesOfRetried} retried)` : ''}`,
+    f.faultSeconds.toFixed(1),
+    f.flowingAgainSeconds === null ? 'not in 90 s' : f.flowingAgainSeconds.toFixed(1),
+    seconds(f.caughtUpSeconds),
+    f.longestGapSeconds.toFixed(1),
+    Object.entries(f.clientErrors)
+      .map(([answer, n]) => `${answer} x${n}`)
+      .join(', ') || '-',
+  ]);
+  const details = report.faults.flatMap((f) => [
+    `${f.name}:`,
+    `  readiness: ${Object.entries(f.readiness)
+      .map(([instance, seen]) => `${instance} ${seen}`)
+      .join('; ')}`,
+    ...f.notes.map((note) => `  ${note}`),
+  ]);
+  return [
+    '',
+    `Sluice cluster chaos: ${brokers}, two replicas of each app, ${rate} calls/s open loop`,
+    "fault s = the fault's length, a restart included; flowing again = s from the fault's " +
+      "reference (a broker's kill, else the fault's end) to the first arrival of a call made " +
+      "after it; caught up = s from the fault's start to the last arrival of a call delivered " +
+      `more than ${LATE_MS / 1_000} s after its acknowledgement; gap = longest time without ` +
+      "any arrival from the fault's start; dup (retried) = copies of calls the client sent " +
+      'again after a 503 or a timeout',
+    '',
+    table([
+      [
+        'fault',
+        'acked',
+        'delivered',
+        'lost',
+        'dup',
+        'fault s',
+        'flowing again s',
+        'caught up s',
+        'gap s',
+        'client saw',
+      ],
+      ...rows,
+    ]),
+    '',
+    ...details,
+    '',
+    `bad signatures: ${report.badSignatures}; calls never acknowledged: ${report.unacknowledged}`,
+  ].join('\n');
+}
+
+/** How long before its copy each duplicate's first copy had arrived (a replay's depth). */
+function duplicateAges(duplicates: readonly { at: number; firstAt: number }[]): string[] {
+  if (duplicates.length === 0) return [];
+  const ages = duplicates.map((d) => (d.at - d.firstAt) / 1_000).sort((a, b) => a - b);
+  const median = ages[Math.floor(ages.length / 2)];
+  return [
+    `duplicates arrived ${median.toFixed(1)} s (median) and up to ${ages[ages.length - 1].toFixed(1)} s after the first copy`,
+  ];
+}
+
+function caughtUp(
+  acked: readonly SentCall[],
+  receiver: Receiver,
+  faultStart: number,
+  phaseEnd: number,
+): number | null {
+  let last: number | undefined;
+  for (const call of acked) {
+    const first = receiver.arrivals.get(call.messageId)?.at[0];
+    if (first === undefined || first >= phaseEnd || first - call.ackedAt! <= LATE_MS) continue;
+    if (last === undefined || first > last) last = first;
+  }
+  return last === undefined ? null : round(Math.max(0, last - faultStart) / 1_000);
 }
 
 function longestGap(times: readonly number[], from: number, to: number): number {

@@ -52,21 +52,38 @@ export class ChaosBroker {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async services(command: 'up' | 'down'): Promise<void> {
-    await run('bash', [join(this.root, 'docker', 'local', 'services.sh'), command], {
-      timeout: 180_000,
-      env: {
-        ...process.env,
-        KAFKA_BROKERS: '',
-        // Set, so the script leaves PostgreSQL alone.
-        DATABASE_URL: 'postgres://unused',
-        SLUICE_LOCAL_DIR: this.dir,
-        SLUICE_LOCAL_KAFKA_PORT: String(this.port),
-        SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(this.port + 1),
-        SLUICE_LOCAL_KAFKA_LIBS: this.kafkaLibs,
-      },
-    });
+  private services(command: 'up' | 'down'): Promise<void> {
+    return localBroker(this.root, command, this.dir, this.port, this.kafkaLibs);
   }
+}
+
+/**
+ * Starts or stops a broker of the suite's own through docker/local/services.sh: data in `dir`,
+ * the listener on `port`, its controller on the next, PostgreSQL left alone; `env` adds the
+ * script's opt-in settings (a cluster's node properties and id).
+ */
+export async function localBroker(
+  root: string,
+  command: 'up' | 'down',
+  dir: string,
+  port: number,
+  kafkaLibs: string,
+  env: Record<string, string> = {},
+): Promise<void> {
+  await run('bash', [join(root, 'docker', 'local', 'services.sh'), command], {
+    timeout: 180_000,
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: '',
+      // Set, so the script leaves PostgreSQL alone.
+      DATABASE_URL: 'postgres://unused',
+      SLUICE_LOCAL_DIR: dir,
+      SLUICE_LOCAL_KAFKA_PORT: String(port),
+      SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(port + 1),
+      SLUICE_LOCAL_KAFKA_LIBS: kafkaLibs,
+      ...env,
+    },
+  });
 }
 
 /**

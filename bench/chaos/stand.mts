@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import { progress } from '../common.mts';
 import { Supervisor } from '../processes.mts';
-import { Apps, APPS, buildApps } from './apps.mts';
+import { Apps, APPS, type AppsOptions, buildApps } from './apps.mts';
 import { ChaosBroker, ChaosPostgres } from './services.mts';
 import { Receiver } from './traffic.mts';
 
@@ -22,10 +22,33 @@ export function kafkaLibs(env: NodeJS.ProcessEnv): string {
   return env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs');
 }
 
-export class Stand {
+/** The Kafka a stand's apps use: one broker, or a cluster. */
+export interface StandKafka {
+  readonly brokers: string;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** The PostgreSQL database a stand's apps use. */
+export interface StandDatabase {
+  readonly url: string;
+  create(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** A stand other than the default one (a broker and a PostgreSQL cluster of its own). */
+export interface StandServices<K extends StandKafka, D extends StandDatabase> {
+  readonly kafka: K;
+  readonly database: D;
+  /** Replicas of every app started at set-up (1 by default). */
+  readonly replicas?: number;
+  readonly apps?: AppsOptions;
+}
+
+export class Stand<K extends StandKafka = ChaosBroker, D extends StandDatabase = ChaosPostgres> {
   readonly supervisor = new Supervisor();
-  readonly broker: ChaosBroker;
-  readonly postgres = new ChaosPostgres();
+  readonly broker: K;
+  readonly postgres: D;
   readonly receiver: Receiver;
   /** The receiver's shared secret, which its source's destination signs with. */
   readonly secret = randomBytes(24).toString('hex');
@@ -39,24 +62,33 @@ export class Stand {
   buildDir?: string;
   private started?: Apps;
 
-  private readonly nodeArgs: readonly string[];
+  private readonly replicas: number;
+  private readonly appsOptions: AppsOptions;
 
   /**
    * @param name names the topic prefix and the source (`chaos`, `pipeline`)
    * @param appEnv the apps' settings beyond what the stand needs
    * @param nodeArgs Node options for every app
+   * @param services a Kafka and a database other than the stand's own (the cluster stand)
    */
   constructor(
     name: string,
     libs: string,
     appEnv: Record<string, string>,
     nodeArgs: readonly string[] = [],
+    services?: StandServices<K, D>,
   ) {
     this.name = name;
     this.topicPrefix = `${name}.${Date.now()}.`;
     this.appEnv = appEnv;
-    this.nodeArgs = nodeArgs;
-    this.broker = new ChaosBroker(ROOT, libs);
+    // Without services, K and D are their defaults (TypeScript cannot tie the two).
+    this.broker = services?.kafka ?? (new ChaosBroker(ROOT, libs) as unknown as K);
+    this.postgres = services?.database ?? (new ChaosPostgres() as unknown as D);
+    this.replicas = services?.replicas ?? 1;
+    this.appsOptions = {
+      ...services?.apps,
+      nodeArgs: [...nodeArgs, ...(services?.apps?.nodeArgs ?? [])],
+    };
     this.receiver = new Receiver(this.secret);
   }
 
@@ -69,7 +101,7 @@ export class Stand {
   async setUp(): Promise<string> {
     progress('building the apps');
     this.buildDir = buildApps(ROOT);
-    progress(`starting a broker and a PostgreSQL cluster of the ${this.name} run`);
+    progress(`starting Kafka and PostgreSQL of the ${this.name} run`);
     await Promise.all([this.broker.start(), this.postgres.create(), this.receiver.start()]);
     const prefix = this.topicPrefix;
     const apps = new Apps(
@@ -86,11 +118,13 @@ export class Stand {
         DISPATCHER_ALLOWED_CIDRS: '127.0.0.1/32',
         ...this.appEnv,
       }),
-      this.nodeArgs,
+      this.appsOptions,
     );
     apps.migrate();
-    progress('starting ingest, router, dispatcher and admin');
-    for (const app of APPS) await apps.start(app);
+    progress(`starting ingest, router, dispatcher and admin (${this.replicas} of each)`);
+    for (const app of APPS) {
+      for (let replica = 1; replica <= this.replicas; replica += 1) await apps.start(app, replica);
+    }
     this.started = apps;
     return this.source();
   }

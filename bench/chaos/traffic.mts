@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 
 /** Pause before a request that failed (503, refused, timed out) is sent again. */
 const RETRY_MS = 1_000;
-/** Longest a request waits for its answer. */
+/** Longest a request waits for its answer, as Sluice's client library does by default. */
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Requests sent a tick; calls are spread over them. */
 const TICK_MS = 100;
@@ -29,6 +29,8 @@ export class Sender {
   readonly calls = new Map<string, SentCall>();
   /** Answers other than 200 and failed requests by phase, by kind (`503 kafka_unavailable`). */
   readonly failures = new Map<number, Map<string, number>>();
+  /** Every answer, in order: when, what (`ok`, `503 kafka_unavailable`, `refused`...). */
+  readonly answers: { readonly at: number; readonly outcome: string }[] = [];
   phase = 0;
   private timer?: NodeJS.Timeout;
   private sequence = 0;
@@ -124,6 +126,7 @@ export class Sender {
         },
         (error: unknown) => failureKind(error),
       );
+      this.answers.push({ at: Date.now(), outcome });
       if (outcome === 'ok') {
         const now = Date.now();
         for (const c of calls) c.ackedAt = now;
@@ -158,6 +161,10 @@ export class Receiver {
   /** Every arrival time, in order. */
   readonly times: number[] = [];
   badSignatures = 0;
+  /** While set, each signed POST is answered with this status and not counted as arrived. */
+  failWith?: number;
+  /** POSTs answered with {@link failWith}. */
+  failed = 0;
   private server?: Server;
   private port = 0;
 
@@ -180,6 +187,11 @@ export class Receiver {
         if (!this.signed(body, req.headers['x-signature'])) {
           this.badSignatures += 1;
           res.writeHead(400).end();
+          return;
+        }
+        if (this.failWith !== undefined) {
+          this.failed += 1;
+          res.writeHead(this.failWith).end();
           return;
         }
         const { messageId } = JSON.parse(body.toString('utf8')) as { messageId?: string };

@@ -34,12 +34,13 @@ class IngestEnv extends BaseEnv {
 
   /**
    * Longest wait for Kafka's acknowledgement of a tracking request's calls, in milliseconds;
-   * the request is then answered 503 (clients retry).
+   * the request is then answered 503 (clients retry). Below the 10 s request timeout of
+   * Sluice's and Segment's Node client libraries, so a client gets the 503, not its own timeout.
    */
   @IsInt()
   @Min(100)
   @Max(120_000)
-  INGEST_PRODUCE_TIMEOUT_MS: number = 10_000;
+  INGEST_PRODUCE_TIMEOUT_MS: number = 8_000;
 
   /**
    * Longest a tracking request's calls wait for others to share their produce request, in

@@ -3,6 +3,7 @@ import { CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
 import { askFetchWait } from '../internals/fetch-wait.replacement';
+import { beforeRejoin } from '../internals/rejoin.replacement';
 import { ConsumerState, ConsumerStatus } from '../semantics/consumer-health';
 import { OffsetCommits } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
@@ -31,6 +32,12 @@ const COMMIT_GATHER_MS = 200;
  * restarts a consumer itself only after a retriable error).
  */
 const RECREATE_DELAY_MS = 5_000;
+
+/**
+ * Longest a member waits, before it joins its group again, for its records in flight to finish:
+ * the whole group waits for its join meanwhile.
+ */
+const REJOIN_DRAIN_MS = 3_000;
 
 /** A refused commit is tried again after this long, doubling up to the maximum. */
 const COMMIT_RETRY_MS = 1_000;
@@ -75,6 +82,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private recreateTimer?: NodeJS.Timeout;
   /** Stops setting the group's fetch wait ({@link fetchWaitMs}); set while consuming. */
   private stopAskingFetchWait?: () => void;
+  /** Stops finishing and committing before each rejoin ({@link beforeRejoin}). */
+  private stopHookingRejoin?: () => void;
   /** The subscribed topics, prefixed. */
   private subscribed: string[] = [];
   /** Pauses, rewinds and resumes partitions, with their resume timers. */
@@ -188,6 +197,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       this.consumer = undefined;
       this.stopAskingFetchWait?.();
       this.stopAskingFetchWait = undefined;
+      this.stopHookingRejoin?.();
+      this.stopHookingRejoin = undefined;
       this.log.log(`group ${this.options.groupId} left`);
     }
   }
@@ -216,6 +227,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const consumer = connection.consumer(consumerConfig(this.options, () => !this.closing));
     this.consumer = consumer;
     this.stopAskingFetchWait ??= askFetchWait(this.options.groupId, () => this.fetchWaitMs());
+    this.stopHookingRejoin ??= beforeRejoin(this.options.groupId, () => this.beforeRejoin());
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
@@ -327,6 +339,18 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     const now = this.now();
     if (this.lingerUntil <= now) this.lingerUntil = now + (this.options.fetchLingerMs ?? 0);
     await new Promise((resolve) => setTimeout(resolve, this.lingerUntil - now));
+  }
+
+  /**
+   * Before the consumer joins its group again while consuming (a member joined or left): the
+   * records in flight finish, for {@link REJOIN_DRAIN_MS} at most, and what finished is
+   * committed while the partitions are still this member's, so that their next owner does not
+   * handle it again. After a crash nothing is held that a commit could keep.
+   */
+  private async beforeRejoin(): Promise<void> {
+    if (this.state !== 'consuming' || this.closing) return;
+    await settledWithin(REJOIN_DRAIN_MS, this.assignment.drain());
+    await this.commits.flush();
   }
 
   /** A rebalance: consuming again, the partitions' pipelines start anew. */

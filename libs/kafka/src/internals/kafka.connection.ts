@@ -179,8 +179,10 @@ export class KafkaConnection {
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
         createPartitioner: keyHashPartitioner,
-        // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs).
-        retry: { initialRetryTime: 100, retries: 10, maxRetryTime: 5_000 },
+        // About 40 s of retries, longer than a caller waits (BatchProducer's sendTimeoutMs),
+        // at most a second apart: a partition whose leader died is written as soon as the
+        // cluster names its new leader, not after a back-off grown to seconds meanwhile.
+        retry: { initialRetryTime: 100, retries: 40, maxRetryTime: 1_000 },
       }),
     );
   }

@@ -1,7 +1,10 @@
+import { installCoordinatorReplacement } from './coordinator.replacement';
+import { installDisconnectReplacement } from './disconnect.replacement';
 import { installFetchResponseReplacement } from './fetch-response.replacement';
 import { installFetchWaitReplacement } from './fetch-wait.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
 import { installProduceRequestReplacement } from './produce-request.replacement';
+import { installRejoinReplacement } from './rejoin.replacement';
 import { installRequestQueueReplacement } from './request-queue.replacement';
 import { installRequestTimeoutReplacement } from './request-timeout.replacement';
 
@@ -17,4 +20,7 @@ export function installKafkajsReplacements(): void {
   installFetchResponseReplacement();
   installMemberIdReplacement();
   installFetchWaitReplacement();
+  installCoordinatorReplacement();
+  installDisconnectReplacement();
+  installRejoinReplacement();
 }

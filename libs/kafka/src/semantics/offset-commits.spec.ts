@@ -70,6 +70,28 @@ describe(OffsetCommits.name, () => {
     expect(send).toHaveBeenCalledWith([{ topic: 't', partition: 2, offset: '8' }]);
   });
 
+  it('on flush with a request on its way, sends what was gathered once that one is answered', async () => {
+    jest.useFakeTimers();
+    let finish: () => void = () => undefined;
+    const sent: string[][] = [];
+    const commits = new OffsetCommits((offsets) => {
+      sent.push(offsets.map((o) => o.offset));
+      return new Promise((resolve) => (finish = resolve));
+    }, 1_000);
+    const first = commits.commit({ topic: 't', partition: 0, offset: '1' }, yes);
+    const sending = commits.flush();
+    const second = commits.commit({ topic: 't', partition: 1, offset: '2' }, yes);
+    const flushed = commits.flush();
+    expect(sent).toEqual([['1']]);
+    finish();
+    await sending;
+    await Promise.resolve();
+    finish();
+    await flushed;
+    await Promise.all([first, second]);
+    expect(sent).toEqual([['1'], ['2']]);
+  });
+
   describe('a refused request', () => {
     const offset = (partition: number, value: string): PartitionOffset => ({
       topic: 't',

@@ -39,6 +39,8 @@ export class OffsetCommits {
   private readonly wanted = new Map<string, Wanted>();
   private timer: NodeJS.Timeout | undefined;
   private sending = false;
+  /** The request on its way (settled, never rejecting), for a flush to wait for. */
+  private request: Promise<void> = Promise.resolve();
   /** The delay before the next retry; 0 while the last request succeeded. */
   private retryMs = 0;
   /** False once {@link stopRetrying} was called. */
@@ -74,17 +76,31 @@ export class OffsetCommits {
     });
   }
 
-  /** Sends what is gathered now, without waiting for the gathering time (e.g. at close). */
+  /**
+   * Sends what is gathered now, without waiting for the gathering time (e.g. at close, or
+   * before a rebalance); with a request on its way, once that one is answered.
+   */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.sending || this.wanted.size === 0) return;
+    if (this.sending) {
+      await this.request;
+      return this.flush();
+    }
+    if (this.wanted.size === 0) return;
     const batch = [...this.wanted.values()];
     this.wanted.clear();
     const live = batch.filter((entry) => entry.current());
     this.sending = true;
     try {
-      if (live.length > 0) await this.send(live.map((entry) => entry.offset));
+      if (live.length > 0) {
+        const request = this.send(live.map((entry) => entry.offset));
+        this.request = request.then(
+          () => undefined,
+          () => undefined,
+        );
+        await request;
+      }
       this.retryMs = 0;
       for (const entry of batch) for (const waiter of entry.waiters) waiter.resolve();
     } catch (error) {
