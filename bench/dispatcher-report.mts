@@ -17,6 +17,8 @@ const GOAL = {
   batchCpu: 0.1,
   /** Deliveries/s with traces on at 10% of new traces, against traces off. */
   traced10: 0.95,
+  /** Deliveries/s with traces off, against a build without tracing. */
+  untraced: 0.98,
 } as const;
 
 /** The sides of a round (see bench/DISPATCHER.md); `BENCH_SIDES` may run fewer. */
@@ -28,6 +30,7 @@ export const SIDES = [
   'failing',
   'traced10',
   'traced100',
+  'untraced',
   'batch100',
   'batch1000',
 ] as const;
@@ -138,6 +141,8 @@ export interface ReportInput {
   /** (a) ledger on, with traces on at 10% and at 100% of new traces (exported to a local sink). */
   readonly traced10: Series;
   readonly traced100: Series;
+  /** The same dispatcher built without tracing (bench/untraced-build.mts). */
+  readonly untraced: Series;
   /** The admin app's ledger writer draining one ledger-on run's outcomes (rows/s, CPU/row). */
   readonly writer?: Sample;
   readonly healthy: Series;
@@ -213,7 +218,7 @@ function ledgerLines(input: ReportInput): string[] {
 /** The report: set-up, the measurements, the ratios against their goals, warnings. */
 export function dispatcherReport(input: ReportInput): string {
   const { settings: s, dispatcher, ledgerOff, bare, healthy, failing, idle, empty } = input;
-  const { traced10, traced100 } = input;
+  const { traced10, traced100, untraced } = input;
   const rate = value(dispatcher) / value(bare);
   const ledger = value(dispatcher) / value(ledgerOff);
   const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
@@ -252,6 +257,7 @@ export function dispatcherReport(input: ReportInput): string {
         ledgerOff,
         traced10,
         traced100,
+        untraced,
         bare,
         healthy,
         failing,
@@ -303,6 +309,13 @@ export function dispatcherReport(input: ReportInput): string {
         `>= ${fixed(GOAL.traced10, 2)}`,
         value(traced10) / value(dispatcher) >= GOAL.traced10,
         paired(traced10, dispatcher, 'perSecond'),
+      ),
+      ratioRow(
+        '(a) dispatcher deliveries/s, traces off ÷ a build without tracing',
+        value(dispatcher) / value(untraced),
+        `>= ${fixed(GOAL.untraced, 2)}`,
+        value(dispatcher) / value(untraced) >= GOAL.untraced,
+        paired(dispatcher, untraced, 'perSecond'),
       ),
       [
         '(a) dispatcher deliveries/s, traces on at 100% ÷ off',
