@@ -116,7 +116,10 @@ export function inSpan<T>(
 ): Promise<T> {
   const remote = trace.getSpan(parent);
   if (remote === undefined) {
-    return inNewSpan(startRootSpan(tracer, name, kind), parent, work, annotate);
+    const span = startRootSpan(tracer, name, kind);
+    // Not sampled: the span only carries the decision on, and has nothing to end or annotate.
+    if (!span.isRecording()) return context.with(trace.setSpan(parent, span), work);
+    return inNewSpan(span, parent, work, annotate);
   }
   if (unsampled(remote) && followsParent(tracer)) return context.with(parent, work);
   return inNewSpan(tracer.startSpan(name, { kind }, parent), parent, work, annotate);

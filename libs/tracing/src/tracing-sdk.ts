@@ -1,3 +1,5 @@
+import { randomFillSync } from 'node:crypto';
+
 import { Logger } from '@nestjs/common';
 import {
   context,
@@ -46,24 +48,40 @@ interface RootDecision {
 }
 
 /**
- * The SDK's random ids, but the next trace id may be chosen beforehand: the one
+ * Random ids, read from a pool of random bytes filled a few kilobytes at a time (one id costs
+ * a hex conversion), except that the next trace id may be chosen beforehand: the one
  * {@link startRootSpan} already sampled, so the tracer's sampler decides on the same id.
  */
 class ChosenTraceIds implements IdGenerator {
   chosen: string | undefined;
-
-  constructor(private readonly random: IdGenerator) {}
+  private readonly pool = Buffer.allocUnsafe(ID_POOL_BYTES);
+  private used = ID_POOL_BYTES;
 
   generateTraceId(): string {
-    const id = this.chosen ?? this.random.generateTraceId();
+    const id = this.chosen ?? this.random(16);
     this.chosen = undefined;
     return id;
   }
 
   generateSpanId(): string {
-    return this.random.generateSpanId();
+    return this.random(8);
+  }
+
+  /** `bytes` random bytes in hex; never all zeros (an invalid id). */
+  private random(bytes: number): string {
+    if (this.used + bytes > ID_POOL_BYTES) {
+      randomFillSync(this.pool);
+      this.used = 0;
+    }
+    const start = this.used;
+    this.used += bytes;
+    const id = this.pool.toString('hex', start, start + bytes);
+    return id === ZERO_IDS[bytes] ? this.random(bytes) : id;
   }
 }
+
+const ID_POOL_BYTES = 4096;
+const ZERO_IDS: Record<number, string> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
 
 /** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
 const apps = new Map<string, AppTracing>();
@@ -133,7 +151,7 @@ export async function startTracing(
     diag.setLogger(diagLogger(), DiagLogLevel.WARN);
   }
   const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);
-  const ids = new ChosenTraceIds(new sdk.RandomIdGenerator());
+  const ids = new ChosenTraceIds();
   const { sampler, root } = samplers(sdk, options);
   const provider = new sdk.TracerProvider({
     idGenerator: ids,

@@ -20,6 +20,17 @@ import type { AttemptResult } from './webhook-client';
 /** The delay label in a retry tier's topic name (`sluice.deliveries.retry.10s.v1`). */
 const TIER = /\.retry\.([^.]+)\.v1$/;
 
+/** A webhook URL's host, port and scheme, for its span's attributes. */
+interface Target {
+  readonly host: string;
+  readonly port: number;
+  readonly scheme: string;
+}
+
+/** Webhook URLs' targets, read once (emptied past `MAX_TARGETS`: URLs come and go). */
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 10_000;
+
 /** Each topic's retry tier and attempt span name, read once. */
 const tiers = new Map<string, { readonly tier: string; readonly name: string }>();
 
@@ -98,15 +109,26 @@ export function startWebhookSpan(
   if (active === undefined) return undefined;
   const span = alone ? active : tracer.startSpan('POST', { kind: SpanKind.CLIENT });
   if (span.isRecording()) {
-    const target = new URL(url);
-    const port = target.port === '' ? (target.protocol === 'https:' ? 443 : 80) : target.port;
+    const target = targetOf(url);
     span.setAttribute(ATTRIBUTE.httpMethod, 'POST');
-    span.setAttribute(ATTRIBUTE.serverAddress, target.hostname);
-    span.setAttribute(ATTRIBUTE.serverPort, Number(port));
-    span.setAttribute(ATTRIBUTE.urlScheme, target.protocol.slice(0, -1));
+    span.setAttribute(ATTRIBUTE.serverAddress, target.host);
+    span.setAttribute(ATTRIBUTE.serverPort, target.port);
+    span.setAttribute(ATTRIBUTE.urlScheme, target.scheme);
     span.setAttribute(ATTRIBUTE.webhookId, webhookId);
   }
   return { span, own: !alone };
+}
+
+function targetOf(url: string): Target {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const parsed = new URL(url);
+    const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : parsed.port;
+    target = { host: parsed.hostname, port: Number(port), scheme: parsed.protocol.slice(0, -1) };
+    if (targets.size >= MAX_TARGETS) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
 }
 
 /**
