@@ -64,6 +64,8 @@ export function httpParent(
 /** `00-<trace id>-<parent id>-<flags>`: a version 00 traceparent, lower-case hex. */
 const TRACEPARENT = /^00-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
 const TRACEPARENT_LENGTH = 55;
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_SPAN_ID = '0'.repeat(16);
 
 /**
  * The remote parent of a plain version 00 `traceparent` (what Sluice's apps send), read
@@ -78,7 +80,8 @@ function plainParent(value: string): Context | undefined {
     traceFlags: parseInt(value.slice(53), 16),
     isRemote: true,
   };
-  return isSpanContextValid(parent) ? trace.setSpanContext(ROOT_CONTEXT, parent) : undefined;
+  const valid = parent.traceId !== ZERO_TRACE_ID && parent.spanId !== ZERO_SPAN_ID;
+  return valid ? trace.setSpanContext(ROOT_CONTEXT, parent) : undefined;
 }
 
 /**
