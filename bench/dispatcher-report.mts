@@ -30,6 +30,7 @@ export const SIDES = [
   'failing',
   'traced10',
   'traced100',
+  'traced0',
   'untraced',
   'batch100',
   'batch1000',
@@ -141,6 +142,8 @@ export interface ReportInput {
   /** (a) ledger on, with traces on at 10% and at 100% of new traces (exported to a local sink). */
   readonly traced10: Series;
   readonly traced100: Series;
+  /** Traces on, no new trace sampled: what an unsampled delivery alone costs. */
+  readonly traced0: Series;
   /** The same dispatcher built without tracing (bench/untraced-build.mts). */
   readonly untraced: Series;
   /** The admin app's ledger writer draining one ledger-on run's outcomes (rows/s, CPU/row). */
@@ -218,7 +221,7 @@ function ledgerLines(input: ReportInput): string[] {
 /** The report: set-up, the measurements, the ratios against their goals, warnings. */
 export function dispatcherReport(input: ReportInput): string {
   const { settings: s, dispatcher, ledgerOff, bare, healthy, failing, idle, empty } = input;
-  const { traced10, traced100, untraced } = input;
+  const { traced10, traced100, traced0, untraced } = input;
   const rate = value(dispatcher) / value(bare);
   const ledger = value(dispatcher) / value(ledgerOff);
   const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
@@ -257,6 +260,7 @@ export function dispatcherReport(input: ReportInput): string {
         ledgerOff,
         traced10,
         traced100,
+        traced0,
         untraced,
         bare,
         healthy,
@@ -317,6 +321,15 @@ export function dispatcherReport(input: ReportInput): string {
         value(dispatcher) / value(untraced) >= GOAL.untraced,
         paired(dispatcher, untraced, 'perSecond'),
       ),
+      [
+        '(a) dispatcher deliveries/s, traces on, none sampled ÷ off',
+        fixed(value(traced0) / value(dispatcher), 2),
+        '',
+        'context',
+        paired(traced0, dispatcher, 'perSecond')
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
       [
         '(a) dispatcher deliveries/s, traces on at 100% ÷ off',
         fixed(value(traced100) / value(dispatcher), 2),

@@ -122,6 +122,7 @@ class DispatcherBench {
       ledgerOff: series('(a) dispatcher deliveries/s, ledger off'),
       traced10: series('(a) dispatcher deliveries/s, traces 10%'),
       traced100: series('(a) dispatcher deliveries/s, traces 100%'),
+      traced0: series('(a) dispatcher deliveries/s, traces 0%'),
       untraced: series('(a) dispatcher built without tracing'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
@@ -142,6 +143,7 @@ class DispatcherBench {
             'ledgerOff',
             'bare',
             'traced100',
+            'traced0',
             'batch1000',
             'healthy',
             'failing',
@@ -149,6 +151,7 @@ class DispatcherBench {
         : [
             'bare',
             'batch1000',
+            'traced0',
             'traced100',
             'ledgerOff',
             'dispatcher',
@@ -224,7 +227,9 @@ class DispatcherBench {
       const traces =
         side === 'traced10' || side === 'traced100'
           ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
-          : {};
+          : side === 'traced0'
+            ? tracingEnv(this.otlpUrl, 0)
+            : {};
       const main = side === 'untraced' ? this.untracedMain : DISPATCHER_MAIN;
       child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces, main);
     }
