@@ -17,6 +17,8 @@ const GOAL = {
   batchCpu: 0.1,
   /** Deliveries/s with traces on at 10% of new traces, against traces off. */
   traced10: 0.95,
+  /** Deliveries/s with traces off, against a build without tracing. */
+  untraced: 0.98,
 } as const;
 
 /** The sides of a round (see bench/DISPATCHER.md); `BENCH_SIDES` may run fewer. */
@@ -28,6 +30,8 @@ export const SIDES = [
   'failing',
   'traced10',
   'traced100',
+  'traced0',
+  'untraced',
   'batch100',
   'batch1000',
 ] as const;
@@ -138,6 +142,10 @@ export interface ReportInput {
   /** (a) ledger on, with traces on at 10% and at 100% of new traces (exported to a local sink). */
   readonly traced10: Series;
   readonly traced100: Series;
+  /** Traces on, no new trace sampled: what an unsampled delivery alone costs. */
+  readonly traced0: Series;
+  /** The same dispatcher built without tracing (bench/untraced-build.mts). */
+  readonly untraced: Series;
   /** The admin app's ledger writer draining one ledger-on run's outcomes (rows/s, CPU/row). */
   readonly writer?: Sample;
   readonly healthy: Series;
@@ -213,7 +221,7 @@ function ledgerLines(input: ReportInput): string[] {
 /** The report: set-up, the measurements, the ratios against their goals, warnings. */
 export function dispatcherReport(input: ReportInput): string {
   const { settings: s, dispatcher, ledgerOff, bare, healthy, failing, idle, empty } = input;
-  const { traced10, traced100 } = input;
+  const { traced10, traced100, traced0, untraced } = input;
   const rate = value(dispatcher) / value(bare);
   const ledger = value(dispatcher) / value(ledgerOff);
   const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
@@ -252,6 +260,8 @@ export function dispatcherReport(input: ReportInput): string {
         ledgerOff,
         traced10,
         traced100,
+        traced0,
+        untraced,
         bare,
         healthy,
         failing,
@@ -304,6 +314,22 @@ export function dispatcherReport(input: ReportInput): string {
         value(traced10) / value(dispatcher) >= GOAL.traced10,
         paired(traced10, dispatcher, 'perSecond'),
       ),
+      ratioRow(
+        '(a) dispatcher deliveries/s, traces off ÷ a build without tracing',
+        value(dispatcher) / value(untraced),
+        `>= ${fixed(GOAL.untraced, 2)}`,
+        value(dispatcher) / value(untraced) >= GOAL.untraced,
+        paired(dispatcher, untraced, 'perSecond'),
+      ),
+      [
+        '(a) dispatcher deliveries/s, traces on, none sampled ÷ off',
+        fixed(value(traced0) / value(dispatcher), 2),
+        '',
+        'context',
+        paired(traced0, dispatcher, 'perSecond')
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
       [
         '(a) dispatcher deliveries/s, traces on at 100% ÷ off',
         fixed(value(traced100) / value(dispatcher), 2),

@@ -8,12 +8,14 @@
  * (a) runs with the delivery ledger's outcome records on and off, and (ledger on) with
  * OpenTelemetry traces on at 10% and 100% of new traces, exported to a local OTLP sink; then
  * the admin app's ledger writer drains one ledger-on run's outcomes, and its rows/s is set
- * against the dispatcher's.
+ * against the dispatcher's. Traces off is also set against the same dispatcher built without
+ * tracing (bench/untraced-build.mts).
  *
  * Run through `npm run bench:dispatcher` (bench/run.sh builds, starts the services,
  * migrates). Settings are described in bench/DISPATCHER.md.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 
 import { progress, runBench } from './common.mts';
 import type { BareSpec } from './dispatcher-bare.mts';
@@ -41,8 +43,11 @@ import {
 } from './processes.mts';
 import { count, fixed } from './report.mts';
 import { startOtlpSink, TRACED_RATIOS, tracingEnv } from './tracing-sides.mts';
+import { untracedBuild } from './untraced-build.mts';
 
 const DISPATCHER_MAIN = 'dist/apps/dispatcher/src/main.js';
+/** The dispatcher's main module inside a build (dist/ or the build without tracing). */
+const DISPATCHER_IN_BUILD = 'apps/dispatcher/src/main.js';
 const ADMIN_MAIN = 'dist/apps/admin/src/main.js';
 const SINK = 'bench/dispatcher-sink.mts';
 const BARE_LOOP = 'bench/dispatcher-bare.mts';
@@ -83,6 +88,8 @@ class DispatcherBench {
   private otherUrl = '';
   /** The OTLP sink the traced sides export to. */
   private otlpUrl = '';
+  /** The dispatcher of the build without tracing (when its side runs). */
+  private untracedMain = '';
   /** The HTTP port of the dispatcher started last. */
   private port = 0;
   private runs = 0;
@@ -98,6 +105,9 @@ class DispatcherBench {
     const s = this.settings;
     await this.startSink();
     this.otlpUrl = (await startOtlpSink(this.supervisor)).url;
+    if (s.sides.includes('untraced')) {
+      this.untracedMain = join(untracedBuild(), DISPATCHER_IN_BUILD);
+    }
     progress(`setting up (topic prefix ${this.stand.prefix})`);
     this.otherUrl = `${this.okOrigin}${OTHER_PATH}`;
     await this.stand.setUp(`${this.okOrigin}${HEALTHY_PATH}`, this.otherUrl);
@@ -112,6 +122,8 @@ class DispatcherBench {
       ledgerOff: series('(a) dispatcher deliveries/s, ledger off'),
       traced10: series('(a) dispatcher deliveries/s, traces 10%'),
       traced100: series('(a) dispatcher deliveries/s, traces 100%'),
+      traced0: series('(a) dispatcher deliveries/s, traces 0%'),
+      untraced: series('(a) dispatcher built without tracing'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
       failing: series('(b) healthy dest., other times out'),
@@ -126,10 +138,12 @@ class DispatcherBench {
         ? [
             'dispatcher',
             'traced10',
+            'untraced',
             'batch100',
             'ledgerOff',
             'bare',
             'traced100',
+            'traced0',
             'batch1000',
             'healthy',
             'failing',
@@ -137,10 +151,12 @@ class DispatcherBench {
         : [
             'bare',
             'batch1000',
+            'traced0',
             'traced100',
             'ledgerOff',
             'dispatcher',
             'batch100',
+            'untraced',
             'traced10',
             'failing',
             'healthy',
@@ -211,8 +227,11 @@ class DispatcherBench {
       const traces =
         side === 'traced10' || side === 'traced100'
           ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
-          : {};
-      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces);
+          : side === 'traced0'
+            ? tracingEnv(this.otlpUrl, 0)
+            : {};
+      const main = side === 'untraced' ? this.untracedMain : DISPATCHER_MAIN;
+      child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces, main);
     }
     try {
       const sample = await this.window(child, expected, () => this.healthyCount());
@@ -358,10 +377,11 @@ class DispatcherBench {
     part: Part,
     ledgerSample = 1,
     traces: Record<string, string> = {},
+    main = DISPATCHER_MAIN,
   ): Promise<Managed> {
     const s = this.settings;
     this.port = await freePort();
-    return this.startApp(`dispatcher (${part})`, DISPATCHER_MAIN, part, {
+    return this.startApp(`dispatcher (${part})`, main, part, {
       DISPATCHER_PORT: String(this.port),
       DISPATCHER_ALLOWED_CIDRS: '127.0.0.0/8',
       DISPATCHER_CONNECTIONS_PER_ORIGIN: String(s.connections),

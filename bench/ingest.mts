@@ -52,6 +52,7 @@ interface Measurements {
   readonly shortTrack: Series;
   readonly traced10: Series;
   readonly traced100: Series;
+  readonly untraced: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
   readonly bareKafka: Series;
@@ -149,6 +150,11 @@ class IngestBench {
     for (const [side, target] of Object.entries(this.stand.traced)) {
       await this.load(series(`warm-up /v1/track, ${side}`, 'requests/s'), target, track);
     }
+    await this.load(
+      series('warm-up /v1/track, untraced', 'requests/s'),
+      this.stand.untraced,
+      track,
+    );
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -160,6 +166,7 @@ class IngestBench {
       shortTrack: series('ingest /v1/t text/plain', 'requests/s'),
       traced10: series('ingest /v1/track, traces 10%', 'requests/s'),
       traced100: series('ingest /v1/track, traces 100%', 'requests/s'),
+      untraced: series('ingest /v1/track, built without tracing', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
       bareKafka: series('bare node:http + Kafka', 'requests/s'),
@@ -171,6 +178,7 @@ class IngestBench {
       shortTrack: () => this.load(m.shortTrack, this.ingest, this.shortTrackPlan()),
       traced10: () => this.load(m.traced10, this.stand.traced.traced10, this.trackPlan()),
       traced100: () => this.load(m.traced100, this.stand.traced.traced100, this.trackPlan()),
+      untraced: () => this.load(m.untraced, this.stand.untraced, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
       bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
@@ -179,8 +187,9 @@ class IngestBench {
       progress(`round ${round}/${this.settings.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] = odd(round)
-        ? ['track', 'traced10', 'traced100', 'shortTrack', 'bare', 'bareFastify', 'bareKafka']
-        : ['bareKafka', 'bareFastify', 'bare', 'shortTrack', 'traced100', 'traced10', 'track'];
+        ? ['track', 'traced10', 'untraced', 'traced100', 'shortTrack', 'bare', 'bareFastify']
+        : ['bareFastify', 'bare', 'shortTrack', 'traced100', 'untraced', 'traced10', 'track'];
+      order.splice(odd(round) ? order.length : 0, 0, 'bareKafka');
       order.push(...(odd(round) ? (['batch', 'perf'] as const) : (['perf', 'batch'] as const)));
       for (const name of order) await runs[name]();
     }
@@ -316,6 +325,7 @@ class IngestBench {
         m.shortTrack,
         m.traced10,
         m.traced100,
+        m.untraced,
         m.bare,
         m.bareFastify,
         m.bareKafka,
@@ -349,6 +359,11 @@ class IngestBench {
             .map((r) => r.toFixed(2))
             .join(' ')})`,
       ),
+      `ingest /v1/track requests/s, traces off ÷ built without tracing = ` +
+        `${ratio(m.track, m.untraced).toFixed(2)} (goal: 0.98 or more; per round ` +
+        `${paired(m.track, m.untraced)
+          .map((r) => r.toFixed(2))
+          .join(' ')})`,
       context('bare Fastify', m.bareFastify, 'the HTTP framework alone, before any work'),
       context(
         'bare node:http + Kafka',

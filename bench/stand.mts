@@ -5,6 +5,7 @@
  * again in {@link Stand.tearDown}, which is safe to call twice and after a failure.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 
 import type { Admin } from 'kafkajs';
 
@@ -19,6 +20,7 @@ import {
   waitForHttp,
 } from './processes.mts';
 import { startOtlpSink, TRACED_RATIOS, type TracedSide, tracingEnv } from './tracing-sides.mts';
+import { untracedBuild } from './untraced-build.mts';
 
 /** Longest wait for ingest to report ready (it creates its topics first). */
 const READY_TIMEOUT_MS = 90_000;
@@ -27,6 +29,8 @@ const SETTLE_MS = 1_500;
 /** Longest wait for a bare server's port (the one with Kafka connects its producers first). */
 const BARE_START_TIMEOUT_MS = 30_000;
 const INGEST_MAIN = 'dist/apps/ingest/src/main.js';
+/** Ingest's main module inside the build without tracing. */
+const INGEST_IN_BUILD = 'apps/ingest/src/main.js';
 const BARE_SERVER = 'bench/bare-server.mts';
 const BARE_FASTIFY = 'bench/bare-fastify.mts';
 const BARE_KAFKA = 'bench/bare-kafka.mts';
@@ -38,7 +42,10 @@ export interface StandOptions {
   readonly partitions: number;
   /** Extra Node options for the ingest process (`BENCH_NODE_ARGS`, for example a profiler). */
   readonly nodeArgs?: readonly string[];
-  /** Also start ingest with traces on at 10% and at 100%, exporting to a local OTLP sink. */
+  /**
+   * Also start ingest with traces on at 10% and at 100%, exporting to a local OTLP sink, and
+   * ingest built without tracing (bench/untraced-build.mts).
+   */
   readonly traced?: boolean;
 }
 
@@ -60,6 +67,8 @@ export class Stand {
   ingest?: Target;
   /** Ingest with traces on, by side (when the options ask for them). */
   readonly traced: Partial<Record<TracedSide, Target>> = {};
+  /** Ingest built without tracing (when the options ask for the traced ones). */
+  untraced?: Target;
   bare?: Target;
   bareFastify?: Target;
   bareKafka?: Target;
@@ -114,6 +123,8 @@ export class Stand {
   private async startTraced(): Promise<void> {
     const { url, sink } = await startOtlpSink(this.supervisor);
     this.processes.push(sink);
+    const untracedMain = join(untracedBuild(), INGEST_IN_BUILD);
+    this.untraced = await this.startIngest('ingest built without tracing', {}, untracedMain);
     for (const [side, ratio] of Object.entries(TRACED_RATIOS) as [TracedSide, number][]) {
       this.traced[side] = await this.startIngest(`ingest, traces ${ratio * 100}%`, {
         ...tracingEnv(url, ratio),
@@ -134,12 +145,16 @@ export class Stand {
     if (dead) throw new Error(dead.describeExit());
   }
 
-  private async startIngest(name = 'ingest', own: Record<string, string> = {}): Promise<Target> {
+  private async startIngest(
+    name = 'ingest',
+    own: Record<string, string> = {},
+    main = INGEST_MAIN,
+  ): Promise<Target> {
     const port = await freePort();
     const ingest = this.supervisor.spawn(
       name,
       process.execPath,
-      [...(this.options.nodeArgs ?? []), INGEST_MAIN],
+      [...(this.options.nodeArgs ?? []), main],
       {
         env: {
           ...process.env,

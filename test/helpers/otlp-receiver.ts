@@ -18,6 +18,8 @@ export interface ReceivedSpan {
   readonly attributes: Readonly<Record<string, string | number | boolean>>;
   /** OTLP's status code: 0 unset, 1 ok, 2 error. */
   readonly statusCode: number;
+  /** The spans this one links to. */
+  readonly links: readonly { readonly traceId: string; readonly spanId: string }[];
 }
 
 type AnyValue = {
@@ -109,11 +111,16 @@ function decodeExport(request: any): ReceivedSpan[] {
           kind: span.kind,
           attributes: attributesOf(span.attributes),
           statusCode: span.status?.code ?? 0,
+          links: linksOf(span.links),
         });
       }
     }
   }
   return spans;
+}
+
+function linksOf(list: { traceId: string; spanId: string }[] | undefined): ReceivedSpan['links'] {
+  return (list ?? []).map((link) => ({ traceId: hexId(link.traceId), spanId: hexId(link.spanId) }));
 }
 
 function attributesOf(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
@@ -168,6 +175,10 @@ function decodeProtobufExport(bytes: Buffer): any {
                 kind: Number(f.get(6)?.[0] ?? 0),
                 attributes: keyValues(list(f, 9)),
                 status: { code: status ? Number(fields(status).get(3)?.[0] ?? 0) : 0 },
+                links: list(f, 13).map((link) => {
+                  const l = fields(link);
+                  return { traceId: hex(first(l, 1)), spanId: hex(first(l, 2)) };
+                }),
               };
             }),
           };

@@ -30,4 +30,6 @@ export const ATTRIBUTE = {
   webhookId: 'sluice.webhook.id',
   webhookResult: 'sluice.webhook.result',
   latencyMs: 'sluice.webhook.latency_ms',
+  batchId: 'sluice.batch.id',
+  batchCalls: 'sluice.batch.calls',
 } as const;

@@ -8,6 +8,8 @@ export {
   recordingSpan,
   recordParent,
   spanTraceHeaders,
+  startLinkedSpan,
+  withSpan,
 } from './trace-context';
 export { TracingLifecycle } from './tracing.lifecycle';
 export { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';

@@ -13,7 +13,7 @@ import {
   isSpanContextValid,
 } from '@opentelemetry/api';
 
-import { followsParent, tracePropagator } from './tracing-sdk';
+import { followsParent, startRootSpan, tracePropagator } from './tracing-sdk';
 
 /** Reads a Kafka record's headers (Buffers) as a propagation carrier. */
 const RECORD_HEADERS: TextMapGetter<Readonly<Record<string, Buffer | undefined>>> = {
@@ -36,14 +36,52 @@ const HEADER_MAP: TextMapSetter<Record<string, string>> = {
 
 /** The context a Kafka record's `traceparent` header carries (the root context without one). */
 export function recordParent(headers: Readonly<Record<string, Buffer | undefined>>): Context {
-  return tracePropagator()?.extract(ROOT_CONTEXT, headers, RECORD_HEADERS) ?? ROOT_CONTEXT;
+  const propagator = tracePropagator();
+  if (propagator === undefined) return ROOT_CONTEXT;
+  const traceparent = headers.traceparent;
+  if (traceparent === undefined) return ROOT_CONTEXT;
+  const plain = headers.tracestate === undefined && traceparent.length === TRACEPARENT_LENGTH;
+  return (
+    (plain && plainParent(traceparent.toString('latin1'))) ||
+    propagator.extract(ROOT_CONTEXT, headers, RECORD_HEADERS)
+  );
 }
 
 /** The context a producer's `traceparent` HTTP header carries (the root context without one). */
 export function httpParent(
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): Context {
-  return tracePropagator()?.extract(ROOT_CONTEXT, headers, HTTP_HEADERS) ?? ROOT_CONTEXT;
+  const propagator = tracePropagator();
+  if (propagator === undefined) return ROOT_CONTEXT;
+  const traceparent = headers.traceparent;
+  if (traceparent === undefined) return ROOT_CONTEXT;
+  const plain = headers.tracestate === undefined && typeof traceparent === 'string';
+  return (
+    (plain && plainParent(traceparent)) || propagator.extract(ROOT_CONTEXT, headers, HTTP_HEADERS)
+  );
+}
+
+/** `00-<trace id>-<parent id>-<flags>`: a version 00 traceparent, lower-case hex. */
+const TRACEPARENT = /^00-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
+const TRACEPARENT_LENGTH = 55;
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_SPAN_ID = '0'.repeat(16);
+
+/**
+ * The remote parent of a plain version 00 `traceparent` (what Sluice's apps send), read
+ * without the propagator's general parse; undefined for anything else, which the propagator
+ * reads (or rejects) as the W3C rules say.
+ */
+function plainParent(value: string): Context | undefined {
+  if (!TRACEPARENT.test(value)) return undefined;
+  const parent = {
+    traceId: value.slice(3, 35),
+    spanId: value.slice(36, 52),
+    traceFlags: parseInt(value.slice(53), 16),
+    isRemote: true,
+  };
+  const valid = parent.traceId !== ZERO_TRACE_ID && parent.spanId !== ZERO_SPAN_ID;
+  return valid ? trace.setSpanContext(ROOT_CONTEXT, parent) : undefined;
 }
 
 /**
@@ -65,8 +103,10 @@ export function spanTraceHeaders(span: Span): Record<string, string> {
 
 /**
  * Runs `work` in a new span (made active for it), and `annotate` on that span once `work` is
- * done, when the span records; a span whose work throws ends with an error status. Below a
- * parent that was not sampled, under a sampler that follows it, no span is made: `work` runs
+ * done, when the span records; a span whose work throws ends with an error status. When
+ * `annotate` returns a promise, the span ends once it settled (what `work` started and left
+ * running, such as a batched call's outcome), and `work`'s result does not wait for it. Below
+ * a parent that was not sampled, under a sampler that follows it, no span is made: `work` runs
  * in the parent's context, which travels on unsampled (most calls at a low ratio).
  */
 export function inSpan<T>(
@@ -75,12 +115,16 @@ export function inSpan<T>(
   kind: SpanKind,
   parent: Context,
   work: () => Promise<T>,
-  annotate?: (span: Span, result: T) => void,
+  annotate?: (span: Span, result: T) => void | Promise<void>,
 ): Promise<T> {
   const remote = trace.getSpan(parent);
-  if (remote !== undefined && unsampled(remote) && followsParent(tracer)) {
-    return context.with(parent, work);
+  if (remote === undefined) {
+    const span = startRootSpan(tracer, name, kind);
+    // Not sampled: the span only carries the decision on, and has nothing to end or annotate.
+    if (!span.isRecording()) return context.with(trace.setSpan(parent, span), work);
+    return inNewSpan(span, parent, work, annotate);
   }
+  if (unsampled(remote) && followsParent(tracer)) return context.with(parent, work);
   return inNewSpan(tracer.startSpan(name, { kind }, parent), parent, work, annotate);
 }
 
@@ -88,18 +132,53 @@ async function inNewSpan<T>(
   span: Span,
   parent: Context,
   work: () => Promise<T>,
-  annotate: ((span: Span, result: T) => void) | undefined,
+  annotate: ((span: Span, result: T) => void | Promise<void>) | undefined,
 ): Promise<T> {
+  let later: void | Promise<void> = undefined;
   try {
     const result = await context.with(trace.setSpan(parent, span), work);
-    if (annotate !== undefined && span.isRecording()) annotate(span, result);
+    if (annotate !== undefined && span.isRecording()) later = annotate(span, result);
     return result;
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
     throw error;
   } finally {
-    span.end();
+    if (later === undefined) span.end();
+    else
+      void later.then(
+        () => span.end(),
+        (error: unknown) => failed(span, error),
+      );
   }
+}
+
+/** Ends `span` with an error status naming what was thrown. */
+function failed(span: Span, error: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(error) });
+  span.end();
+}
+
+/**
+ * A span below `parent` linked to each of `links` (fan-in: one piece of work for several
+ * traces' spans), and linked back from each, so each of those traces leads to it.
+ */
+export function startLinkedSpan(
+  tracer: Tracer,
+  name: string,
+  kind: SpanKind,
+  parent: Span,
+  links: readonly Span[],
+): Span {
+  const options = { kind, links: links.map((span) => ({ context: span.spanContext() })) };
+  const span = tracer.startSpan(name, options, trace.setSpan(ROOT_CONTEXT, parent));
+  const back = { context: span.spanContext() };
+  for (const linked of links) linked.addLink(back);
+  return span;
+}
+
+/** Runs `work` with `span` active, or with no span at all when it is undefined. */
+export function withSpan<T>(span: Span | undefined, work: () => T): T {
+  return context.with(span ? trace.setSpan(ROOT_CONTEXT, span) : ROOT_CONTEXT, work);
 }
 
 /** The span active in the current async context, when it records attributes. */

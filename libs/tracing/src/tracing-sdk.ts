@@ -1,12 +1,20 @@
+import { randomFillSync } from 'node:crypto';
+
 import { Logger } from '@nestjs/common';
 import {
   context,
   diag,
   DiagLogger,
   DiagLogLevel,
+  ROOT_CONTEXT,
+  Span,
+  SpanKind,
   TextMapPropagator,
+  trace,
+  TraceFlags,
   Tracer,
 } from '@opentelemetry/api';
+import type { IdGenerator } from '@opentelemetry/sdk-trace';
 
 /** The shape of each app's `tracing` configuration (libs/config's TracingConfig). */
 export interface TracingOptions {
@@ -32,11 +40,55 @@ interface AppTracing {
   readonly shutdown: () => Promise<void>;
 }
 
+/** How a tracer decides a new trace: its sampler's root decision and its ids. */
+interface RootDecision {
+  /** Whether the tracer's sampler records a span with no parent in trace `traceId`. */
+  readonly samples: (traceId: string) => boolean;
+  readonly ids: ChosenTraceIds;
+}
+
+/**
+ * Random ids, read from a pool of random bytes filled a few kilobytes at a time (one id costs
+ * a hex conversion), except that the next trace id may be chosen beforehand: the one
+ * {@link startRootSpan} already sampled, so the tracer's sampler decides on the same id.
+ */
+class ChosenTraceIds implements IdGenerator {
+  chosen: string | undefined;
+  private readonly pool = Buffer.allocUnsafe(ID_POOL_BYTES);
+  private used = ID_POOL_BYTES;
+
+  generateTraceId(): string {
+    const id = this.chosen ?? this.random(16);
+    this.chosen = undefined;
+    return id;
+  }
+
+  generateSpanId(): string {
+    return this.random(8);
+  }
+
+  /** `bytes` random bytes in hex; never all zeros (an invalid id). */
+  private random(bytes: number): string {
+    if (this.used + bytes > ID_POOL_BYTES) {
+      randomFillSync(this.pool);
+      this.used = 0;
+    }
+    const start = this.used;
+    this.used += bytes;
+    const id = this.pool.toString('hex', start, start + bytes);
+    return id === ZERO_IDS[bytes] ? this.random(bytes) : id;
+  }
+}
+
+const ID_POOL_BYTES = 4096;
+const ZERO_IDS: Record<number, string> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
+
 /** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
 const apps = new Map<string, AppTracing>();
 let propagator: TextMapPropagator | undefined;
 /** Tracers whose sampler follows a parent's decision (`parentbased_*`). */
 const parentBased = new WeakSet<Tracer>();
+const roots = new WeakMap<Tracer, RootDecision>();
 
 /**
  * Whether `tracer` leaves a span below an unsampled parent unsampled too: then such a span
@@ -52,6 +104,24 @@ export function followsParent(tracer: Tracer): boolean {
  */
 export function tracerOf(app: string): Tracer | undefined {
   return apps.get(app)?.tracer;
+}
+
+/**
+ * A span with no parent, as `tracer.startSpan(name, { kind }, ROOT_CONTEXT)` makes it: the
+ * tracer's sampler decides first, and a trace it does not sample gets a non-recording span at
+ * once, which carries the decision downstream (most new traces at a low ratio). The samplers
+ * {@link startTracing} makes decide on the trace id alone, so the decision is the tracer's.
+ */
+export function startRootSpan(tracer: Tracer, name: string, kind: SpanKind): Span {
+  const root = roots.get(tracer);
+  if (root === undefined) return tracer.startSpan(name, { kind }, ROOT_CONTEXT);
+  const traceId = root.ids.generateTraceId();
+  if (!root.samples(traceId)) {
+    const spanId = root.ids.generateSpanId();
+    return trace.wrapSpanContext({ traceId, spanId, traceFlags: TraceFlags.NONE });
+  }
+  root.ids.chosen = traceId;
+  return tracer.startSpan(name, { kind }, ROOT_CONTEXT);
 }
 
 /** The W3C trace-context propagator; set once some app traces. */
@@ -81,13 +151,16 @@ export async function startTracing(
     diag.setLogger(diagLogger(), DiagLogLevel.WARN);
   }
   const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);
+  const ids = new ChosenTraceIds();
+  const { sampler, root } = samplers(sdk, options);
   const provider = new sdk.TracerProvider({
+    idGenerator: ids,
     resource: resources
       .defaultResource()
       .merge(
         resources.resourceFromAttributes({ ...attributes, 'service.name': options.serviceName }),
       ),
-    sampler: sampler(sdk, options),
+    sampler,
     spanProcessors: [
       new sdk.BatchSpanProcessor({
         exporter: await exporter(options),
@@ -99,6 +172,11 @@ export async function startTracing(
   });
   const tracer = provider.getTracer(`sluice.${app}`);
   if (options.sampler.startsWith('parentbased_')) parentBased.add(tracer);
+  const notRecorded = sdk.SamplingDecision.NOT_RECORD;
+  // The root samplers decide on the trace id alone.
+  const samples = (traceId: string) =>
+    root.shouldSample(ROOT_CONTEXT, traceId).decision !== notRecorded;
+  roots.set(tracer, { samples, ids });
   apps.set(app, { tracer, shutdown: () => provider.shutdown() });
 }
 
@@ -122,8 +200,8 @@ export async function stopTracing(app: string): Promise<void> {
 const loadSdk = () => import('@opentelemetry/sdk-trace');
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
-/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for. */
-function sampler(sdk: Sdk, options: TracingOptions): InstanceType<Sdk['ParentBasedSampler']> {
+/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for, and its root decision. */
+function samplers(sdk: Sdk, options: TracingOptions) {
   const name = options.sampler;
   const base = name.replace(/^parentbased_/, '');
   const root =
@@ -133,7 +211,7 @@ function sampler(sdk: Sdk, options: TracingOptions): InstanceType<Sdk['ParentBas
         ? new sdk.TraceIdRatioBasedSampler(options.ratio)
         : new sdk.AlwaysOnSampler();
   // A sampler that is not parent-based still decides below a remote parent: root everywhere.
-  return name.startsWith('parentbased_')
+  const sampler = name.startsWith('parentbased_')
     ? new sdk.ParentBasedSampler({ root })
     : new sdk.ParentBasedSampler({
         root,
@@ -142,6 +220,7 @@ function sampler(sdk: Sdk, options: TracingOptions): InstanceType<Sdk['ParentBas
         localParentSampled: root,
         localParentNotSampled: root,
       });
+  return { sampler, root };
 }
 
 /** The OTLP/HTTP exporter of the protocol (its headers, TLS and timeout from `OTEL_EXPORTER_OTLP_*`). */

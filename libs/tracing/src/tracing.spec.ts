@@ -2,9 +2,17 @@ import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 
 import { ROOT_CONTEXT, SpanContext, SpanKind, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ReadableSpan, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 
-import { activeTraceHeaders, inSpan, recordParent } from './trace-context';
-import { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
+import {
+  activeTraceHeaders,
+  httpParent,
+  inSpan,
+  recordParent,
+  startLinkedSpan,
+} from './trace-context';
+import { startRootSpan, startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
@@ -121,6 +129,88 @@ describe('tracing', () => {
     const span = tracerOf('test')!.startSpan('work', {}, ROOT_CONTEXT);
     expect(span.isRecording()).toBe(recorded);
     span.end();
+  });
+
+  it.each<[string, Record<string, string>]>([
+    ['plain, sampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }],
+    ['plain, unsampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` }],
+    ['with a tracestate', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'a=b' }],
+    ['a later version', { traceparent: `01-${TRACE_ID}-${PARENT_ID}-01-extra` }],
+    ['upper-case hex', { traceparent: `00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-01` }],
+    ['a zero trace id', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` }],
+    ['a zero parent id', { traceparent: `00-${TRACE_ID}-${'0'.repeat(16)}-01` }],
+    ['no traceparent', {}],
+  ])('reads a traceparent %s as the W3C propagator does', async (_case, headers) => {
+    await startTracing('test', options);
+    const standard = new W3CTraceContextPropagator();
+    const expected = trace.getSpanContext(
+      standard.extract(ROOT_CONTEXT, headers, {
+        keys: (carrier: Record<string, string>) => Object.keys(carrier),
+        get: (carrier: Record<string, string>, key: string): string | undefined => carrier[key],
+      }),
+    );
+    const buffers = Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [name, Buffer.from(value)]),
+    );
+    expect(trace.getSpanContext(httpParent(headers))).toEqual(expected);
+    expect(trace.getSpanContext(recordParent(buffers))).toEqual(expected);
+  });
+
+  it("decides a new trace as the tracer's sampler does, on the span's own trace id", async () => {
+    await startTracing('test', { ...options, sampler: 'parentbased_traceidratio', ratio: 0.5 });
+    const tracer = tracerOf('test')!;
+    const sampler = new TraceIdRatioBasedSampler(0.5);
+    const spans = Array.from({ length: 200 }, () => startRootSpan(tracer, 'work', SpanKind.SERVER));
+    const agree = spans.map((span) => {
+      const { traceId, spanId } = span.spanContext();
+      const sampled = sampler.shouldSample(ROOT_CONTEXT, traceId).decision;
+      const recorded = span.isRecording();
+      span.end();
+      const valid = /^[0-9a-f]{32}$/.test(traceId) && /^[0-9a-f]{16}$/.test(spanId);
+      return valid && recorded === (sampled === SamplingDecision.RECORD_AND_SAMPLED);
+    });
+    expect(agree.every(Boolean)).toBe(true);
+    // Both decisions were taken: the ratio is not all or nothing.
+    expect(new Set(spans.map((span) => span.spanContext().traceFlags)).size).toBe(2);
+  });
+
+  it('ends a span once what its annotation waits for settled, not before', async () => {
+    await startTracing('test', options);
+    let settle: () => void = () => {};
+    const later = new Promise<void>((resolve) => (settle = resolve));
+    let span: ReadableSpan | undefined;
+    await inSpan(
+      tracerOf('test')!,
+      'work',
+      SpanKind.CONSUMER,
+      ROOT_CONTEXT,
+      () => Promise.resolve('done'),
+      (own) => {
+        span = own as unknown as ReadableSpan;
+        return later;
+      },
+    );
+    expect(span?.ended).toBe(false);
+    settle();
+    await later;
+    await Promise.resolve();
+    expect(span?.ended).toBe(true);
+  });
+
+  it('links a fan-in span to each linked span, and each of them back to it', async () => {
+    await startTracing('test', options);
+    const tracer = tracerOf('test')!;
+    const [first, second] = [1, 2].map(() => tracer.startSpan('attempt', {}, ROOT_CONTEXT));
+    const batch = startLinkedSpan(tracer, 'batch', SpanKind.CLIENT, first, [first, second]);
+    const readable = (span: unknown) => span as ReadableSpan;
+    expect(readable(batch).parentSpanContext?.spanId).toBe(first.spanContext().spanId);
+    expect(readable(batch).links.map((link) => link.context)).toEqual([
+      first.spanContext(),
+      second.spanContext(),
+    ]);
+    for (const attempt of [first, second]) {
+      expect(readable(attempt).links.map((link) => link.context)).toEqual([batch.spanContext()]);
+    }
   });
 
   it('rethrows what the work throws', async () => {

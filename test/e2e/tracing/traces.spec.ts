@@ -6,6 +6,7 @@ import { BatchProducer, headerText } from '@app/kafka';
 import { DispatcherHarness } from '../../helpers/dispatcher-harness';
 import { IngestHarness } from '../../helpers/ingest-harness';
 import { OtlpReceiver, ReceivedSpan } from '../../helpers/otlp-receiver';
+import { eventually } from '../../helpers/services';
 import { WebhookReceiver } from '../../helpers/webhook-receiver';
 
 const SECRET = 'trace-shared-secret-value';
@@ -63,8 +64,8 @@ describe('traces', () => {
     expect(answer.status).toBe(200);
     await sink.received(2, 20_000);
 
-    // request, routing, two attempts and their two POSTs
-    const spans = await collector.trace(traceId, 6);
+    // request, routing and two attempts, each telling its only webhook's POST
+    const spans = await collector.trace(traceId, 4);
     const [request] = only(spans, (s) => s.kind === SERVER);
     expect(request).toMatchObject({
       service: 'sluice-ingest',
@@ -96,17 +97,19 @@ describe('traces', () => {
       'sluice.delivery.attempt': 2,
       'sluice.delivery.outcome': 'delivered',
     });
-    const posts = spans.filter((s) => s.kind === CLIENT);
-    expect(posts.map((p) => [p.parentSpanId, p.attributes['http.response.status_code']])).toEqual(
-      expect.arrayContaining([
-        [first.spanId, 500],
-        [second.spanId, 200],
-      ]),
-    );
-    expect(posts[0].attributes).toMatchObject({
+    expect(spans.filter((s) => s.kind === CLIENT)).toEqual([]);
+    expect(
+      [first, second].map((s) => [s.attributes['http.response.status_code'], s.statusCode]),
+    ).toEqual([
+      [500, 2],
+      [200, 0],
+    ]);
+    expect(first.attributes).toMatchObject({
       'server.address': '127.0.0.1',
       'server.port': sink.port,
+      'sluice.webhook.result': 'retryable',
     });
+    expect(spans).toHaveLength(4);
     expect(spans.every((s) => s.traceId === traceId)).toBe(true);
 
     // The POST carries no trace context unless its destination asks, and no span a secret.
@@ -117,7 +120,7 @@ describe('traces', () => {
     }
   });
 
-  it("sends the POST span's traceparent to a destination that asks for it", async () => {
+  it("sends the attempt span's traceparent to a destination that asks for it", async () => {
     const source = await harness.source();
     const receiver = await new WebhookReceiver().start();
     try {
@@ -137,9 +140,74 @@ describe('traces', () => {
       );
       expect(answer.status).toBe(200);
       const [request] = await receiver.received(1, 20_000);
-      const spans = await collector.trace(traceId, 4);
-      const [post] = only(spans, (s) => s.kind === CLIENT);
-      expect(request.headers[HEADER.traceparent]).toBe(`00-${traceId}-${post.spanId}-01`);
+      const spans = await collector.trace(traceId, 3);
+      const [attempt] = only(spans, (s) => s.name === 'deliver main');
+      expect(request.headers[HEADER.traceparent]).toBe(`00-${traceId}-${attempt.spanId}-01`);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it("shows a batched call's batch request in its trace, and the call's outcome", async () => {
+    const source = await harness.source();
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const destination = await harness.webhookDestination(source.id, {
+        urls: [receiver.url()],
+        enabled: false,
+      });
+      await harness.sql(
+        `UPDATE destination SET batch_max_calls = 2, batch_max_bytes = 1048576,
+         batch_max_wait_ms = 30000, enabled = true WHERE id = $1`,
+        [destination.id],
+      );
+      await harness.routerSeesDestination(destination.id, (d) => d?.enabled === true);
+      await harness.dispatcherSees(destination.id, (d) => d?.batching?.maxCalls === 2);
+      const traceIds = [1, 2].map(() => randomBytes(16).toString('hex'));
+      for (const traceId of traceIds) {
+        const answer = await harness.post(
+          '/v1/track',
+          { userId: 'tracer', event: 'Order Completed', messageId: randomUUID() },
+          {
+            basic: source.writeKey,
+            headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+          },
+        );
+        expect(answer.status).toBe(200);
+      }
+      const [request] = await receiver.received(1, 20_000);
+      const batchId = request.headers['x-sluice-batch-id'];
+      // Each call's attempt says what became of it, and which batch it went in.
+      const attempts: ReceivedSpan[] = [];
+      for (const traceId of traceIds) {
+        const [attempt] = only(await collector.trace(traceId, 3), (s) => s.name === 'deliver main');
+        expect(attempt.attributes).toMatchObject({
+          'sluice.delivery.outcome': 'delivered',
+          'sluice.batch.id': batchId,
+        });
+        attempts.push(attempt);
+      }
+      // One span for the batch's request, linked to both attempts and linked back from each.
+      const batch = await eventually(() => {
+        const found = collector.spans.filter((s) => s.name === 'deliver batch');
+        return found.find((s) => s.attributes['sluice.batch.id'] === batchId);
+      }, 20_000);
+      expect(batch).toMatchObject({ service: 'sluice-dispatcher', kind: CLIENT, statusCode: 0 });
+      expect(batch.attributes).toMatchObject({
+        'sluice.batch.calls': 2,
+        'sluice.destination.id': destination.id,
+        'http.response.status_code': 200,
+        'server.address': '127.0.0.1',
+        'server.port': receiver.port,
+      });
+      const ids = (list: readonly { traceId: string; spanId: string }[]) =>
+        list.map(({ traceId, spanId }) => `${traceId}/${spanId}`).sort();
+      expect(ids(batch.links)).toEqual(ids(attempts));
+      for (const attempt of attempts) expect(ids(attempt.links)).toEqual(ids([batch]));
+      // The batch is a child of one of the attempts, in that call's trace.
+      expect(attempts.map((a) => `${a.traceId}/${a.spanId}`)).toContain(
+        `${batch.traceId}/${batch.parentSpanId}`,
+      );
     } finally {
       await receiver.stop();
     }

@@ -5,6 +5,7 @@ import { Logger } from '@nestjs/common';
 import { HEADER } from '@app/contracts';
 import { DurableLater, headerText, IncomingRecord } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
+import { recordingSpan, Span } from '@app/tracing';
 
 import {
   admit,
@@ -21,6 +22,7 @@ import { Verdict, verdictOf } from './circuit-breaker';
 import { DeliveryCapacity } from './delivery-capacity';
 import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delivery-effects';
 import { decodeDelivery, DeliveryFacts, TimedResult } from './delivery-record';
+import { BatchFacts, tracedBatch } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { unsendableReason, WebhookPoster } from './webhook-poster';
 
@@ -44,6 +46,8 @@ export interface BatchDeliveryOptions extends RetryPolicy {
  */
 export class BatchDelivery {
   private readonly queue: BatchQueue<DispatchResult>;
+  /** Sampled calls' attempt spans, open until their batch was answered (traces on). */
+  private readonly attempts = new WeakMap<IncomingRecord, Span>();
 
   constructor(
     private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -71,6 +75,7 @@ export class BatchDelivery {
     path: DeliveryPath,
   ): Promise<Handled> {
     const call = { record, facts, body, path };
+    if (this.poster.tracer !== undefined) this.noteAttempt(record);
     const waitMs = this.options.destinationWaitMs;
     const queued = await this.queue.add(call, destination.batching!, waitMs);
     if (queued.kind === 'queued') return { result: queued.result, ledger: queued.durable };
@@ -97,6 +102,12 @@ export class BatchDelivery {
   /** Closing: batches still forming go now, and later ones without waiting to fill. */
   close(): void {
     this.queue.close();
+  }
+
+  /** Keeps the call's attempt span when it is sampled, for its batch's span to link. */
+  private noteAttempt(record: IncomingRecord): void {
+    const span = recordingSpan();
+    if (span !== undefined) this.attempts.set(record, span);
   }
 
   /**
@@ -185,10 +196,17 @@ export class BatchDelivery {
       return { decisions: calls.map((call) => dead(call.facts)) };
     }
     const label = `batch ${batchId} (${calls.length} call(s)) to destination ${destination.id}`;
-    const answers = await Promise.all(
-      webhooks.map((webhook, i) =>
-        this.poster.post(calls[0].facts, webhook, body, headers[i], label),
-      ),
+    const alone = webhooks.length === 1;
+    const send = () =>
+      Promise.all(
+        webhooks.map((webhook, i) =>
+          this.poster.post(calls[0].facts, webhook, body, headers[i], label, alone),
+        ),
+      );
+    const answers = await this.traced(
+      calls,
+      { batchId, destinationId: destination.id, alone },
+      send,
     );
     const now = this.now();
     const results = answers.map((answer) => answer.result);
@@ -196,6 +214,18 @@ export class BatchDelivery {
       decideAttempt({ facts: call.facts, webhooks, results, startedAt, now, policy: this.options }),
     );
     return { decisions, answers, batchId };
+  }
+
+  /** `send` in the batch's span when traces are on and some of its calls are sampled. */
+  private traced<T>(
+    calls: readonly BatchCall[],
+    facts: Omit<BatchFacts, 'calls'>,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const tracer = this.poster.tracer;
+    if (tracer === undefined) return send();
+    const attempts = calls.flatMap((call) => this.attempts.get(call.record) ?? []);
+    return tracedBatch(tracer, attempts, { ...facts, calls: calls.length }, send);
   }
 }
 

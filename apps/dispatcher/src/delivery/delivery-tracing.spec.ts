@@ -1,7 +1,9 @@
+import { trace } from '@opentelemetry/api';
+
 import { IncomingRecord } from '@app/kafka';
 import { startTracing, stopTracing, tracerOf, TracingOptions } from '@app/tracing';
 
-import { addTraceparent, startWebhookSpan, tracedAttempt } from './delivery-tracing';
+import { addTraceparent, startWebhookSpan, tracedAttempt, tracedBatch } from './delivery-tracing';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 
@@ -38,7 +40,7 @@ describe('delivery tracing below an unsampled routing span', () => {
     const tracer = tracerOf('dispatcher-spec')!;
     const headers: Record<string, string> = { TraceParent: 'static', 'x-api-key': 'k' };
     const seen = await tracedAttempt(tracer, delivery(false), () => {
-      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a?token=t', 'w-1');
+      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a?token=t', 'w-1', false);
       addTraceparent(headers, span);
       return Promise.resolve({ result: 'delivered', span });
     });
@@ -49,16 +51,36 @@ describe('delivery tracing below an unsampled routing span', () => {
     });
   });
 
-  it('makes a webhook span below a sampled attempt, and sends its context', async () => {
+  it.each<[string, boolean]>([
+    // an attempt's webhooks, the webhook's span its own
+    ['several', true],
+    ['one', false],
+  ])('below a sampled attempt to %s webhook(s): own span %s', async (_webhooks, own) => {
     const tracer = tracerOf('dispatcher-spec')!;
     const headers: Record<string, string> = {};
     const seen = await tracedAttempt(tracer, delivery(true), () => {
-      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a', 'w-1');
-      addTraceparent(headers, span);
-      span?.end();
-      return Promise.resolve({ result: 'delivered', span });
+      const webhook = startWebhookSpan(tracer, 'https://hooks.example.com/a', 'w-1', !own);
+      addTraceparent(headers, webhook);
+      if (webhook?.own) webhook.span.end();
+      const attempt = trace.getActiveSpan()!.spanContext().spanId;
+      return Promise.resolve({ result: 'delivered', webhook, attempt });
     });
-    const spanId = seen.span?.spanContext().spanId;
+    const spanId = seen.webhook!.span.spanContext().spanId;
+    expect(seen.webhook!.own).toBe(own);
+    expect(spanId === seen.attempt).toBe(!own);
     expect(headers.traceparent).toBe(`00-${TRACE_ID}-${spanId}-01`);
+  });
+
+  it('sends a batch with no sampled call outside the trace of the call that sent it', async () => {
+    const tracer = tracerOf('dispatcher-spec')!;
+    const facts = { batchId: 'b-1', destinationId: 'd-1', calls: 2, alone: true };
+    const seen = await tracedAttempt(tracer, delivery(true), async () => {
+      const inBatch = await tracedBatch(tracer, [], facts, () =>
+        Promise.resolve(trace.getActiveSpan()),
+      );
+      return { result: 'delivered', inBatch, recording: trace.getActiveSpan()?.isRecording() };
+    });
+    expect(seen.recording).toBe(true);
+    expect(seen.inBatch).toBeUndefined();
   });
 });

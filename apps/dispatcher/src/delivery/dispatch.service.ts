@@ -250,7 +250,7 @@ export class DispatchService implements OnModuleDestroy {
     await Promise.resolve();
     const answers =
       webhooks.length === 1
-        ? [await this.poster.post(facts, webhooks[0], body, headers[0])]
+        ? [await this.poster.post(facts, webhooks[0], body, headers[0], undefined, true)]
         : await Promise.all(
             webhooks.map((webhook, i) => this.poster.post(facts, webhook, body, headers[i])),
           );

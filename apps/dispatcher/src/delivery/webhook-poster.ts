@@ -41,7 +41,7 @@ export class WebhookPoster {
     private readonly secrets: SecretBox,
     private readonly logger: Logger,
     /** Undefined when traces are off: then no span or attribute is built. */
-    private readonly tracer: Tracer | undefined,
+    readonly tracer: Tracer | undefined,
   ) {
     this.staticHeaders = new StaticHeaders(
       (message) => logger.warn(message),
@@ -66,16 +66,20 @@ export class WebhookPoster {
     return webhooks.map((webhook) => webhookHeaders(this.staticHeaders.of(webhook), sent));
   }
 
-  /** POSTs to one webhook; `batch` names a batch request in the log. */
+  /**
+   * POSTs to one webhook; `batch` names a batch request in the log. When it is the attempt's
+   * only webhook (`alone`), the attempt's span tells the POST (no span of its own).
+   */
   async post(
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
     headers: Record<string, string>,
     batch?: string,
+    alone = false,
   ): Promise<TimedResult> {
     this.metrics.requestStarted();
-    const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id);
+    const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id, alone);
     // The receiver continues the trace when its destination asks for the header.
     if (this.tracer && this.settings.destination(facts.destinationId)?.sendTraceparent) {
       addTraceparent(headers, span);

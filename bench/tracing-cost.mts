@@ -1,0 +1,130 @@
+/**
+ * What the dispatcher's tracing code costs an attempt, alone: the CPU of `tracedAttempt` around
+ * an attempt that tells its one webhook's POST (`startWebhookSpan`, `endWebhookSpan`) and does
+ * nothing else, spans exported over OTLP/HTTP to the local sink (`otlp-sink.mts`). Each side
+ * runs in a fresh process, the sides interleaved, medians of the rounds. No Kafka, no HTTP
+ * webhook: a quick, low-noise look at a tracing change (the benchmarks say what it costs a
+ * delivery).
+ *
+ * `npm run build && node bench/tracing-cost.mts` (BENCH_ROUNDS, default 3; BENCH_CALLS per
+ * run, default 100000). Sides: traces off; on at 10% and 100% of new traces (no traceparent,
+ * as in bench:dispatcher); at 10% below an unsampled and a sampled parent (as in a pipeline,
+ * where the decision comes from ingest).
+ */
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+
+import { envReader } from './common.mts';
+import { firstJsonLine, Supervisor } from './processes.mts';
+
+const requireBuilt = createRequire(import.meta.url);
+const SIDES = {
+  off: { ratio: undefined, parent: undefined },
+  traced10: { ratio: 0.1, parent: undefined },
+  traced100: { ratio: 1, parent: undefined },
+  traced10Unsampled: { ratio: 0.1, parent: '00' },
+  traced10Sampled: { ratio: 0.1, parent: '01' },
+} as const;
+type Side = keyof typeof SIDES;
+const WARM_UP_CALLS = 20_000;
+
+interface Tracing {
+  startTracing(app: string, options: object): Promise<void>;
+  stopTracing(app: string): Promise<void>;
+  tracerOf(app: string): object | undefined;
+}
+interface DeliveryTracing {
+  tracedAttempt<T>(tracer: object, record: object, handle: () => Promise<T>): Promise<T>;
+  startWebhookSpan(tracer: object, url: string, id: string, alone: boolean): object | undefined;
+  endWebhookSpan(span: object, result: object, latencyMs: number): void;
+}
+
+/** One side in this process: prints `{"cpuUsPerCall":N}`. */
+async function runSide(side: Side, calls: number, sinkUrl: string): Promise<void> {
+  const tracing = requireBuilt(resolve('dist/libs/tracing/src/index.js')) as Tracing;
+  const delivery = requireBuilt(
+    resolve('dist/apps/dispatcher/src/delivery/delivery-tracing.js'),
+  ) as DeliveryTracing;
+  const { ratio, parent } = SIDES[side];
+  if (ratio !== undefined) {
+    await tracing.startTracing('dispatcher', {
+      url: `${sinkUrl}/v1/traces`,
+      protocol: 'http/protobuf',
+      serviceName: 'bench-tracing-cost',
+      resourceAttributes: '',
+      sampler: 'parentbased_traceidratio',
+      ratio,
+      scheduleDelayMs: 5_000,
+      maxQueueSize: 2_048,
+    });
+  }
+  const tracer = tracing.tracerOf('dispatcher');
+  const headers: Record<string, Buffer> = {
+    'sluice-destination-id': Buffer.from('0b9d3c5e-2f7a-4c1e-9d8b-6a5f4e3d2c1b'),
+    'sluice-source-id': Buffer.from('7c6b5a49-3827-4615-8493-a2b1c0d9e8f7'),
+    'sluice-message-id': Buffer.from('bench-message-0001'),
+    'sluice-call-type': Buffer.from('track'),
+  };
+  if (parent !== undefined) {
+    headers.traceparent = Buffer.from(
+      `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${parent}`,
+    );
+  }
+  const record = { topic: 'bench.sluice.deliveries.v1', partition: 0, offset: '1', headers };
+  const answer = { kind: 'success', status: 200 };
+  const attempt = async () => {
+    const span =
+      tracer && delivery.startWebhookSpan(tracer, 'http://127.0.0.1:8080/hook', 'w', true);
+    await Promise.resolve();
+    if (span) delivery.endWebhookSpan(span, answer, 1.5);
+    return { result: 'delivered' };
+  };
+  const one = () => (tracer ? delivery.tracedAttempt(tracer, record, attempt) : attempt());
+  for (let i = 0; i < WARM_UP_CALLS; i += 1) await one();
+  const before = process.cpuUsage();
+  for (let i = 0; i < calls; i += 1) await one();
+  const used = process.cpuUsage(before);
+  await tracing.stopTracing('dispatcher');
+  console.log(JSON.stringify({ cpuUsPerCall: (used.user + used.system) / calls }));
+}
+
+async function main(): Promise<void> {
+  const { number } = envReader(process.env, 'tracing-cost');
+  const rounds = number('BENCH_ROUNDS', 3, 1, 20);
+  const calls = number('BENCH_CALLS', 100_000, 1_000, 10_000_000);
+  const supervisor = new Supervisor();
+  const sink = supervisor.spawn('OTLP sink', process.execPath, ['bench/otlp-sink.mts'], {});
+  const { port } = (await firstJsonLine(sink, 10_000)) as { port: number };
+  const samples = new Map<Side, number[]>();
+  try {
+    for (let round = 1; round <= rounds; round += 1) {
+      const order = Object.keys(SIDES) as Side[];
+      if (round % 2 === 0) order.reverse();
+      for (const side of order) {
+        const args = [process.argv[1], side, String(calls), `http://127.0.0.1:${port}`];
+        const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
+        if (run.status !== 0) throw new Error(`${side}: ${run.stderr}`);
+        const { cpuUsPerCall } = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+          cpuUsPerCall: number;
+        };
+        samples.set(side, [...(samples.get(side) ?? []), cpuUsPerCall]);
+      }
+    }
+  } finally {
+    await supervisor.stop(sink);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const off = median(samples.get('off')!);
+  console.log(`tracing code's CPU per attempt, medians of ${rounds} rounds of ${calls} calls`);
+  for (const [side, xs] of samples) {
+    const extra = side === 'off' ? '' : `, ${(median(xs) - off).toFixed(2)} µs more than off`;
+    console.log(
+      `${side.padEnd(18)} ${median(xs).toFixed(2)} µs${extra} (${xs.map((x) => x.toFixed(2)).join(' ')})`,
+    );
+  }
+}
+
+const [side, calls, sinkUrl] = process.argv.slice(2);
+if (side !== undefined) await runSide(side as Side, Number(calls), sinkUrl);
+else await main();
