@@ -97,9 +97,16 @@ export class BatchingDto {
   maxWaitMs?: number;
 }
 
-/** One optional bound of batching: an integer within `BATCH_LIMITS[name]`, documented so. */
-function BatchBound(name: keyof typeof BATCH_LIMITS, description: string): PropertyDecorator {
-  const { min, max, default: byDefault } = BATCH_LIMITS[name];
+/** An integer bound within `{min, max, default}`, optional and documented so. */
+interface Limit {
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+}
+
+/** One optional bound of an object setting: an integer within `limit`, documented so. */
+function Bound(limit: Limit, description: string): PropertyDecorator {
+  const { min, max, default: byDefault } = limit;
   return (target, key) => {
     ApiPropertyOptional({ minimum: min, maximum: max, default: byDefault, description })(
       target,
@@ -112,13 +119,18 @@ function BatchBound(name: keyof typeof BATCH_LIMITS, description: string): Prope
   };
 }
 
-/** Batching: null (one call a request, the default) or the bounds of each request. */
-function IsBatching(): PropertyDecorator {
+/** One optional bound of batching: an integer within `BATCH_LIMITS[name]`. */
+function BatchBound(name: keyof typeof BATCH_LIMITS, description: string): PropertyDecorator {
+  return Bound(BATCH_LIMITS[name], description);
+}
+
+/** A setting that is null (off, the default) or an object of bounds of class `type`. */
+function IsNullOr(type: new () => object): PropertyDecorator {
   return (target, key) => {
     ValidateIf((_dto, value) => value !== null && value !== undefined)(target, key);
     IsObject()(target, key);
     ValidateNested()(target, key);
-    Type(() => BatchingDto)(target, key);
+    Type(() => type)(target, key);
   };
 }
 
@@ -149,29 +161,9 @@ export class OrderingDto {
   maxHoldSeconds?: number;
 }
 
-/** One optional bound of ordering: an integer within `ORDERING_LIMITS[name]`, documented so. */
+/** One optional bound of ordering: an integer within `ORDERING_LIMITS[name]`. */
 function OrderingBound(name: keyof typeof ORDERING_LIMITS, description: string): PropertyDecorator {
-  const { min, max, default: byDefault } = ORDERING_LIMITS[name];
-  return (target, key) => {
-    ApiPropertyOptional({ minimum: min, maximum: max, default: byDefault, description })(
-      target,
-      key,
-    );
-    IsOptional()(target, key);
-    IsInt()(target, key);
-    Min(min)(target, key);
-    Max(max)(target, key);
-  };
-}
-
-/** Ordering: null (no ordering, the default) or its bounds. */
-function IsOrdering(): PropertyDecorator {
-  return (target, key) => {
-    ValidateIf((_dto, value) => value !== null && value !== undefined)(target, key);
-    IsObject()(target, key);
-    ValidateNested()(target, key);
-    Type(() => OrderingDto)(target, key);
-  };
+  return Bound(ORDERING_LIMITS[name], description);
 }
 
 /** What the OpenAPI document says of ordering. */
@@ -224,10 +216,10 @@ export class CreateDestinationDto {
   @IsIn(SIGNATURE_MODES)
   signatureMode?: SignatureMode;
   @ApiPropertyOptional(BATCHING_SCHEMA)
-  @IsBatching()
+  @IsNullOr(BatchingDto)
   batching?: BatchingDto | null;
   @ApiPropertyOptional(ORDERING_SCHEMA)
-  @IsOrdering()
+  @IsNullOr(OrderingDto)
   ordering?: OrderingDto | null;
   @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
   @AbsentOrValid()
@@ -257,10 +249,10 @@ export class UpdateDestinationDto {
   @IsIn(SIGNATURE_MODES)
   signatureMode?: SignatureMode;
   @ApiPropertyOptional(BATCHING_SCHEMA)
-  @IsBatching()
+  @IsNullOr(BatchingDto)
   batching?: BatchingDto | null;
   @ApiPropertyOptional(ORDERING_SCHEMA)
-  @IsOrdering()
+  @IsNullOr(OrderingDto)
   ordering?: OrderingDto | null;
   @ApiPropertyOptional(SEND_TRACEPARENT_SCHEMA)
   @AbsentOrValid()

@@ -74,7 +74,7 @@ export function deadBeforeAttempt(facts: DeliveryFacts, reason: string, now: num
 /** A main-topic delivery goes to the first tier without an attempt, keeping its attempt count. */
 export function leaveMainTopic(
   facts: DeliveryFacts,
-  reason: LeaveReason,
+  reason: LeaveReason | `ordering_suspended_${string}`,
   now: number,
   policy: RetryPolicy,
 ): Decision {

@@ -1,6 +1,6 @@
 import type { DestinationSettings } from '@app/settings';
 
-import { Decision, RetryPolicy, waitForBreaker } from './delivery-decision';
+import { Decision, leaveMainTopic, RetryPolicy, waitForBreaker } from './delivery-decision';
 import type { DeliveryFacts, RetrySchedule } from './delivery-record';
 import type { DeliveryPath } from './delivery-effects';
 
@@ -92,23 +92,11 @@ export function suspendedRetry(
   now: number,
   policy: RetryPolicy,
 ): Decision {
-  const why = `ordering_suspended_${reason}`;
+  const why = `ordering_suspended_${reason}` as const;
   if (last !== undefined) {
     return { kind: 'retry', retry: { ...last, reason: why, dueAt: Math.max(last.dueAt, now) } };
   }
-  const delaySeconds = policy.retryDelaysSeconds[0];
-  return {
-    kind: 'retry',
-    retry: {
-      delaySeconds,
-      attempt: facts.attempt,
-      firstAttemptAt: facts.firstAttemptAt ?? now,
-      dueAt: now + delaySeconds * 1000,
-      webhookIds: facts.webhookIds,
-      reason: why,
-      lastStatus: undefined,
-    },
-  };
+  return leaveMainTopic(facts, why, now, policy);
 }
 
 /**
