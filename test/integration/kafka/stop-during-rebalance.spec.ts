@@ -103,7 +103,10 @@ describe('a member stopped during a rebalance', () => {
     await sleep(9_000);
     firstGate.open();
     await sleep(500);
+    const closing = Date.now();
     await first.close();
+    // Left at once, rather than once the stuck member's session expired.
+    const closeMs = Date.now() - closing;
 
     // The stuck member goes; the third one owns both partitions.
     stuckGate.open();
@@ -118,5 +121,6 @@ describe('a member stopped during a rebalance', () => {
     expect(handled.filter((h) => h.value === finishedByFirst)).toEqual([
       { by: 'first', value: finishedByFirst },
     ]);
+    expect(closeMs).toBeLessThan(8_000);
   }, 120_000);
 });
