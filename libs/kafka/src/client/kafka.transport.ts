@@ -196,9 +196,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     } finally {
       this.state = 'stopped';
       // Leaves the group; also stops a restart kafkajs may have scheduled after a crash.
-      const disconnected = consumer?.disconnect();
-      if (consumer && this.memberId) await this.leaveWhileJoining(this.memberId);
-      await disconnected;
+      // Begun first: kafkajs's consumer loop is told to stop before a join under way is left.
+      await Promise.all([
+        consumer?.disconnect(),
+        consumer && this.memberId ? this.leaveWhileJoining(this.memberId) : undefined,
+      ]);
       this.consumer = undefined;
       this.stopAskingFetchWait?.();
       this.stopAskingFetchWait = undefined;
