@@ -3,7 +3,7 @@ import { CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
 import { askFetchWait } from '../internals/fetch-wait.replacement';
-import { beforeRejoin } from '../internals/rejoin.replacement';
+import { beforeRejoin, leaveWhileJoining } from '../internals/rejoin.replacement';
 import { ConsumerState, ConsumerStatus } from '../semantics/consumer-health';
 import { OffsetCommits } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
@@ -78,6 +78,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   /** Set by {@link close}: nothing more is admitted, paused or resumed; commits still go. */
   private closing = false;
   private state: ConsumerState = 'joining';
+  /** This member's id in its group since its last join. */
+  private memberId?: string;
   /** A new consumer due after one crashed for good. */
   private recreateTimer?: NodeJS.Timeout;
   /** Stops setting the group's fetch wait ({@link fetchWaitMs}); set while consuming. */
@@ -172,7 +174,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   /**
    * Stops fetching, lets the records in flight finish (for `closeTimeoutMs` at most), commits
    * what finished, then disconnects, which leaves the group: its partitions go to another
-   * member at once, from the committed offsets.
+   * member at once, from the committed offsets. A join under way (a rebalance) is not waited
+   * for: the member leaves at once, so the rebalance goes on without it.
    */
   async close(): Promise<void> {
     this.closing = true;
@@ -193,13 +196,27 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     } finally {
       this.state = 'stopped';
       // Leaves the group; also stops a restart kafkajs may have scheduled after a crash.
-      await consumer?.disconnect();
+      // Begun first: kafkajs's consumer loop is told to stop before a join under way is left.
+      await Promise.all([
+        consumer?.disconnect(),
+        consumer && this.memberId ? this.leaveWhileJoining(this.memberId) : undefined,
+      ]);
       this.consumer = undefined;
       this.stopAskingFetchWait?.();
       this.stopAskingFetchWait = undefined;
       this.stopHookingRejoin?.();
       this.stopHookingRejoin = undefined;
       this.log.log(`group ${this.options.groupId} left`);
+    }
+  }
+
+  /** Leaves the group now if this member's join is under way (its consumer already stopping). */
+  private async leaveWhileJoining(memberId: string): Promise<void> {
+    try {
+      if (await leaveWhileJoining(this.options.groupId, memberId))
+        this.log.log(`group ${this.options.groupId} left during its rebalance`);
+    } catch (error) {
+      this.log.warn(`leaving group ${this.options.groupId}: ${describeError(error)}`);
     }
   }
 
@@ -231,9 +248,10 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
-    consumer.on(consumer.events.GROUP_JOIN, (event) =>
-      this.rejoined(event?.payload?.memberAssignment ?? {}),
-    );
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.memberId = event?.payload?.memberId;
+      this.rejoined(event?.payload?.memberAssignment ?? {});
+    });
     consumer.on(consumer.events.CRASH, (event) => this.crashed(consumer, event));
     // The in-memory consumer of the tests never rebalances.
     const rebalancing = (consumer.events as Partial<typeof consumer.events>).REBALANCING;

@@ -2,6 +2,7 @@ import { installCoordinatorReplacement } from './coordinator.replacement';
 import { installDisconnectReplacement } from './disconnect.replacement';
 import { installFetchResponseReplacement } from './fetch-response.replacement';
 import { installFetchWaitReplacement } from './fetch-wait.replacement';
+import { installJoinConnectionReplacement } from './join-connection.replacement';
 import { installMemberIdReplacement } from './member-id.replacement';
 import { installProduceRequestReplacement } from './produce-request.replacement';
 import { installRejoinReplacement } from './rejoin.replacement';
@@ -23,4 +24,5 @@ export function installKafkajsReplacements(): void {
   installCoordinatorReplacement();
   installDisconnectReplacement();
   installRejoinReplacement();
+  installJoinConnectionReplacement();
 }

@@ -15,8 +15,19 @@ import { assertPinnedKafkajs, installedKafkajsVersion } from './kafkajs-version'
 /** The parts of kafkajs's `ConsumerGroup` this wraps or reads. */
 export interface RejoiningGroupInternals {
   groupId: string;
+  memberId?: string | null;
   joinAndSync: (this: RejoiningGroupInternals) => Promise<void>;
+  leave?: (this: RejoiningGroupInternals) => Promise<void>;
 }
+
+/** The groups of this process whose join is under way. */
+const joining = new Set<RejoiningGroupInternals>();
+
+/**
+ * The key of kafkajs's private join step (`ConsumerGroup[PRIVATE.JOIN]`), which its
+ * `joinAndSync` tries again until the group is joined.
+ */
+let joinStep: symbol | undefined;
 
 /** Hooks by group id; each resolves once its transport is ready for the group's rebalance. */
 const hooks = new Map<string, Set<() => Promise<void>>>();
@@ -37,13 +48,37 @@ export function beforeRejoin(groupId: string, hook: () => Promise<void>): () => 
 }
 
 /** Wraps `joinAndSync` of a `ConsumerGroup` prototype. */
-export function wrapJoinAndSync(prototype: RejoiningGroupInternals): void {
+export function wrapJoinAndSync(prototype: RejoiningGroupInternals, step?: symbol): void {
+  if (step !== undefined) joinStep = step;
   const joinAndSync = prototype.joinAndSync;
   prototype.joinAndSync = async function (this: RejoiningGroupInternals): Promise<void> {
     const registered = hooks.get(this.groupId);
     if (registered) await Promise.all([...registered].map((hook) => hook()));
-    await joinAndSync.call(this);
+    joining.add(this);
+    try {
+      await joinAndSync.call(this);
+    } finally {
+      joining.delete(this);
+    }
   };
+}
+
+/**
+ * Leaves `groupId` as `memberId` if that member's join is under way, rather than waiting for a
+ * join the broker answers only once every other member joined too: the coordinator answers the
+ * pending join at once, and the member does not join again (kafkajs's `joinAndSync` would, as a
+ * new member). Call once the consumer stops (kafkajs's `disconnect` begun) and its finished
+ * records are committed. Resolves false when no such join was under way.
+ */
+export async function leaveWhileJoining(groupId: string, memberId: string): Promise<boolean> {
+  const group = [...joining].find((g) => g.groupId === groupId && g.memberId === memberId);
+  if (!group?.leave || joinStep === undefined) return false;
+  // Each further try of the join fails (retriable: the consumer's loop, already stopped, ends).
+  Object.defineProperty(group, joinStep, {
+    value: () => Promise.reject(new Error(`member ${memberId} left ${groupId} while joining`)),
+  });
+  await group.leave();
+  return true;
 }
 
 let applied = false;
@@ -62,5 +97,8 @@ export function installRejoinReplacement(found = installedKafkajsVersion()): voi
     prototype: RejoiningGroupInternals;
   };
   wrapJoinAndSync(group.prototype);
+  joinStep = Object.getOwnPropertySymbols(group.prototype).find(
+    (key) => key.description === 'private:ConsumerGroup:join',
+  );
   applied = true;
 }
