@@ -134,7 +134,7 @@ export function overlapState(previousSecretExpiresAt, nowMs) {
     : { kind: 'ended', at: previousSecretExpiresAt };
 }
 
-/** `POST .../shared-secret/rotate` body: the new secret and the overlap when one is typed. */
+/** `POST .../destinations/:destId/shared-secret/rotate` body: the new secret and the overlap when one is typed. */
 export function rotationBody(sharedSecret, overlapText) {
   const overlapSeconds = typedNumber(overlapText);
   return overlapSeconds === undefined ? { sharedSecret } : { sharedSecret, overlapSeconds };
