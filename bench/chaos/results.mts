@@ -104,6 +104,29 @@ export function results(
   return { faults, badSignatures: receiver.badSignatures, unacknowledged };
 }
 
+/** A fault's cells shared by both tables. */
+function dupCell(f: FaultResult): string {
+  return `${f.duplicates}${f.duplicatesOfRetried > 0 ? ` (${f.duplicatesOfRetried} retried)` : ''}`;
+}
+
+function flowingCell(f: FaultResult): string {
+  return f.flowingAgainSeconds === null ? 'not in 90 s' : f.flowingAgainSeconds.toFixed(1);
+}
+
+function clientCell(f: FaultResult): string {
+  return (
+    Object.entries(f.clientErrors)
+      .map(([answer, n]) => `${answer} x${n}`)
+      .join(', ') || '-'
+  );
+}
+
+function readinessCell(f: FaultResult): string {
+  return Object.entries(f.readiness)
+    .map(([instance, seen]) => `${instance} ${seen}`)
+    .join('; ');
+}
+
 /** The table `npm run chaos` prints. */
 export function resultsTable(report: ChaosReport, rate: number): string {
   const rows = report.faults.map((f) => [
@@ -111,16 +134,12 @@ export function resultsTable(report: ChaosReport, rate: number): string {
     String(f.acknowledged),
     String(f.delivered),
     String(f.lost),
-    `${f.duplicates}${f.duplicatesOfRetried > 0 ? ` (${f.duplicatesOfRetried} retried)` : ''}`,
+    dupCell(f),
     f.faultSeconds.toFixed(1),
-    f.flowingAgainSeconds === null ? 'not in 90 s' : f.flowingAgainSeconds.toFixed(1),
+    flowingCell(f),
     f.longestGapSeconds.toFixed(1),
-    Object.entries(f.clientErrors)
-      .map(([answer, n]) => `${answer} x${n}`)
-      .join(', ') || '-',
-    Object.entries(f.readiness)
-      .map(([app, seen]) => `${app} ${seen}`)
-      .join('; '),
+    clientCell(f),
+    readinessCell(f),
   ]);
   return [
     '',
@@ -160,20 +179,16 @@ export function clusterResultsTable(report: ChaosReport, rate: number, brokers: 
     String(f.acknowledged),
     String(f.delivered),
     String(f.lost),
-    `${f.duplicates}${f.duplicatesOfRetried > 0 ? ` (${f.duplicatesOfRetried} retried)` : ''}`,
+    dupCell(f),
     f.faultSeconds.toFixed(1),
-    f.flowingAgainSeconds === null ? 'not in 90 s' : f.flowingAgainSeconds.toFixed(1),
+    flowingCell(f),
     seconds(f.caughtUpSeconds),
     f.longestGapSeconds.toFixed(1),
-    Object.entries(f.clientErrors)
-      .map(([answer, n]) => `${answer} x${n}`)
-      .join(', ') || '-',
+    clientCell(f),
   ]);
   const details = report.faults.flatMap((f) => [
     `${f.name}:`,
-    `  readiness: ${Object.entries(f.readiness)
-      .map(([instance, seen]) => `${instance} ${seen}`)
-      .join('; ')}`,
+    `  readiness: ${readinessCell(f)}`,
     ...f.notes.map((note) => `  ${note}`),
   ]);
   return [
