@@ -105,4 +105,36 @@ describe('admin tokens with names and scopes, and the audit log', () => {
       });
     }
   });
+  it('a change whose entry PostgreSQL refuses stands, is answered, and is logged without secrets', async () => {
+    // A real refusal by the database, for every new row of the table.
+    await h.sql(
+      'ALTER TABLE admin_audit ADD CONSTRAINT refuse_every_entry CHECK (false) NOT VALID',
+    );
+    const written: string[] = [];
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const before = await audit();
+      const created = await h.call('POST', S, { name: 'unaudited' }, WRITER);
+      expect(created.status).toBe(201);
+      await expect(h.call('GET', `${S}/${created.body.id as string}`)).resolves.toMatchObject({
+        body: { name: 'unaudited' },
+      });
+      await expect(audit()).resolves.toEqual(before);
+      const lines = written.filter((line) => line.includes('audit entry of'));
+      expect(lines).toEqual([
+        expect.stringContaining(
+          'audit entry of POST /admin/v1/sources by token \\"deploy-bot\\" not stored',
+        ),
+      ]);
+      expect(lines[0]).toContain('refuse_every_entry');
+      expect(lines[0]).not.toContain(created.body.writeKey);
+      expect(lines[0]).not.toContain(WRITER);
+    } finally {
+      stderr.mockRestore();
+      await h.sql('ALTER TABLE admin_audit DROP CONSTRAINT refuse_every_entry');
+    }
+  });
 });
