@@ -26,6 +26,7 @@ import { BreakerChangesConsumer } from './destinations/breaker-changes.consumer'
 import { BreakerStates } from './destinations/breaker-states';
 import { ReceiptsService } from './deletions/receipts.service';
 import { DeliveriesController } from './deliveries/deliveries.controller';
+import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
 import { DestinationHealthController } from './deliveries/destination-health.controller';
 import { DestinationHealthService } from './deliveries/destination-health.service';
@@ -104,6 +105,7 @@ export class AppModule {
         SourcesService,
         DestinationsRepository,
         DestinationsService,
+        DeliveriesRepository,
         DeliveriesService,
         DestinationHealthService,
         ReplayService,

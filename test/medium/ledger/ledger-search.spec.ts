@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { createSettingsDataSource } from '@app/settings';
 
 import { filterSql, listSql } from '../../../apps/admin/src/deliveries/delivery-filter';
+import { DeliveriesRepository } from '../../../apps/admin/src/deliveries/deliveries.repository';
 import { DeliveriesService } from '../../../apps/admin/src/deliveries/deliveries.service';
 import { partitionName } from '../../../apps/admin/src/ledger/ledger-partitions';
 import { LedgerRepository } from '../../../apps/admin/src/ledger/ledger.repository';
@@ -81,7 +82,10 @@ describe('the delivery ledger search', () => {
     );
     const text = plan.map((line) => line['QUERY PLAN']).join('\n');
     expect(text).toMatch(/Index Scan.*delivery_ledger_\d+_user_id_/);
-    const service = new DeliveriesService(dataSource, { now: () => NOW, newId: () => '' });
+    const service = new DeliveriesService(new DeliveriesRepository(dataSource), {
+      now: () => NOW,
+      newId: () => '',
+    });
     const started = performance.now();
     const page = await service.list(query);
     const elapsedMs = performance.now() - started;

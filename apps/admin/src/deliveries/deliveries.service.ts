@@ -1,11 +1,10 @@
 import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { DataSource } from 'typeorm';
-
 import type { DeliveryState } from '@app/contracts';
 
 import { notFound } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
+import { DeliveriesRepository } from './deliveries.repository';
 import { decodeCursor, DeliveryCursor, encodeCursor } from './delivery-cursor';
 import { filterSql, listSql } from './delivery-filter';
 import { DEFAULT_PAGE_ITEMS, DeliveriesQueryDto, OUTCOMES } from './delivery.dto';
@@ -16,7 +15,6 @@ import {
   deliveryView,
   DestinationNames,
   LedgerRecord,
-  VIEW_COLUMNS,
 } from './delivery.view';
 
 /** A page of deliveries, newest first. */
@@ -40,18 +38,18 @@ export interface DeliveryStats {
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly ledger: DeliveriesRepository,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   /** Deliveries matching the query, newest first attempt first. */
   async list(query: DeliveriesQueryDto): Promise<DeliveriesPage> {
     const limit = query.limit ?? DEFAULT_PAGE_ITEMS;
-    const byUrl = query.webhookUrl ? await this.destinationsWithUrl(query.webhookUrl) : undefined;
-    const statement = listSql(filterSql(query, parseCursor(query.cursor), byUrl), limit);
-    const rows: (LedgerRecord & { micros: string })[] = await this.dataSource.query(
-      statement.sql,
-      statement.params,
+    const byUrl = query.webhookUrl
+      ? await this.ledger.destinationsWithUrl(query.webhookUrl)
+      : undefined;
+    const rows = await this.ledger.page(
+      listSql(filterSql(query, parseCursor(query.cursor), byUrl), limit),
     );
     const page = rows.slice(0, limit);
     const names = await this.destinationNames(page);
@@ -61,15 +59,6 @@ export class DeliveriesService {
       nextCursor:
         rows.length > limit ? encodeCursor({ firstAttemptMicros: last.micros, id: last.id }) : null,
     };
-  }
-
-  /** The destinations that have a webhook with this URL now (ids as the ledger keeps them). */
-  private async destinationsWithUrl(url: string): Promise<string[]> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT DISTINCT "destination_id"::text AS "id" FROM "webhook" WHERE "url" = $1`,
-      [url],
-    );
-    return rows.map((row) => row.id);
   }
 
   /** One delivery with its attempts, or 404. */
@@ -84,35 +73,21 @@ export class DeliveriesService {
    */
   private async destinationNames(rows: readonly LedgerRecord[]): Promise<DestinationNames> {
     const ids = [...new Set(rows.map((r) => r.destination_id))].filter((id) => isUUID(id));
-    if (ids.length === 0) return new Map();
-    const found: { id: string; name: string }[] = await this.dataSource.query(
-      `SELECT "id", "name" FROM "destination" WHERE "id" = ANY($1::uuid[])`,
-      [ids],
-    );
-    return new Map(found.map((d) => [d.id, d.name]));
+    return ids.length === 0 ? new Map() : this.ledger.destinationNames(ids);
   }
 
   /** The ledger row of a delivery, or 404. */
   async find(id: string): Promise<LedgerRecord> {
-    const rows: LedgerRecord[] = await this.dataSource.query(
-      `SELECT ${VIEW_COLUMNS}, "history" FROM "delivery_ledger" WHERE "id" = $1
-        ORDER BY "first_attempt_at" DESC LIMIT 1`,
-      [id],
-    );
-    if (rows.length === 0) throw notFound('delivery');
-    return rows[0];
+    const row = await this.ledger.find(id);
+    if (!row) throw notFound('delivery');
+    return row;
   }
 
   /** Rows by outcome whose last outcome came in the last `minutes`. */
   async stats(minutes: number): Promise<DeliveryStats> {
     const since = new Date(this.clock.now() - minutes * 60_000);
-    const rows: { state: DeliveryState; count: string }[] = await this.dataSource.query(
-      `SELECT "state", count(*) AS "count" FROM "delivery_ledger"
-        WHERE "updated_at" >= $1 GROUP BY "state"`,
-      [since],
-    );
     const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<DeliveryState, number>;
-    for (const row of rows) counts[row.state] = Number(row.count);
+    for (const row of await this.ledger.countsSince(since)) counts[row.state] = row.count;
     return { since: since.toISOString(), counts };
   }
 }

@@ -10,28 +10,14 @@ import { DestinationEntity } from '@app/settings';
 import { conflict } from '../admin.errors';
 import { Clock, CLOCK } from '../clock';
 import { publishAll } from '../publish';
+import { DeliveriesRepository, ReplayTarget } from './deliveries.repository';
 import { replayRecord } from './replay-record';
-
-/** The ledger row a replay repeats: its primary key. */
-export interface ReplayTarget {
-  readonly id: string;
-  readonly firstAttemptAt: Date;
-}
 
 /** A dead letter to replay, with the row of the delivery it is. */
 export interface Replay {
   readonly dead: IncomingRecord;
   readonly target: ReplayTarget;
 }
-
-/**
- * Counts each replayed delivery once on its ledger row and notes the replay's delivery id
- * (one statement per call).
- */
-const COUNT_REPLAYS = `
-  UPDATE "delivery_ledger" AS l SET "replays" = l."replays" + 1, "last_replay_id" = t."replay_id"
-  FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[]) AS t("id", "first_attempt_at", "replay_id")
-  WHERE l."id" = t."id" AND l."first_attempt_at" = t."first_attempt_at"`;
 
 /**
  * What single and bulk replays share: the destination check, the produce of the replays
@@ -43,6 +29,7 @@ export class Replayer {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly ledger: DeliveriesRepository,
     private readonly producer: BatchProducer,
     @Inject(CLOCK) private readonly clock: Clock,
     metrics: Metrics,
@@ -84,10 +71,6 @@ export class Replayer {
   /** Adds one to the `replays` of each row and keeps its replay's id (`replayIds`, in order). */
   async count(targets: readonly ReplayTarget[], replayIds: readonly string[]): Promise<void> {
     if (targets.length === 0) return;
-    await this.dataSource.query(COUNT_REPLAYS, [
-      targets.map((t) => t.id),
-      targets.map((t) => t.firstAttemptAt),
-      replayIds,
-    ]);
+    await this.ledger.countReplays(targets, replayIds);
   }
 }
