@@ -286,4 +286,14 @@ describe("the console edits a destination's delivery settings", () => {
     );
     expect(overflow).toBe(0);
   });
+
+  it("sums up the delivery settings in the source's list of destinations", async () => {
+    const destination = await saved();
+    expect(destination).toMatchObject({ batching: { maxCalls: 200 }, sendTraceparent: false });
+    await page.goto(pageUrl.replace(/\/[^/]+$/, ''));
+    const row = page.locator('tr[data-destination-id]').filter({ hasText: 'Hooks' });
+    await expect(row.locator('td[data-label="Delivery"]').textContent()).resolves.toBe(
+      `${destination.signatureMode}, batches of up to 200`,
+    );
+  });
 });

@@ -24,6 +24,7 @@ interface DeliveryRules {
   orderingBody(typed: Record<string, string>): unknown;
   orderingText(ordering: unknown): string;
   traceparentText(on: boolean): string;
+  deliverySummary(destination: Record<string, unknown>): string;
   signatureModeText(mode: string): string;
   secretText(mode: string, secretSet: boolean): string;
   secretHint(mode: string): string;
@@ -171,6 +172,20 @@ describe("the console's delivery rules (static/delivery-rules.js)", () => {
   it('says whether a traceparent is sent', () => {
     expect(rules.traceparentText(true)).toMatch(/^On: .*traceparent/);
     expect(rules.traceparentText(false)).toBe('Off: POSTs carry no traceparent.');
+  });
+
+  it.each([
+    [{ signatureMode: 'x-signature', batching: null, ordering: null }, 'x-signature'],
+    [
+      { signatureMode: 'standard-webhooks', batching: { maxCalls: 1500 }, sendTraceparent: true },
+      'standard-webhooks, batches of up to 1,500, traceparent',
+    ],
+    [
+      { signatureMode: 'x-signature', ordering: { maxPendingCalls: 100 } },
+      'x-signature, ordered per user',
+    ],
+  ])('deliverySummary(%j) is %j', (destination, expected) => {
+    expect(rules.deliverySummary(destination)).toBe(expected);
   });
 
   const NOW = Date.parse('2026-11-27T12:00:00.000Z');

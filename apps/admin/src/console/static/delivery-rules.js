@@ -102,6 +102,16 @@ export function traceparentText(on) {
     : 'Off: POSTs carry no traceparent.';
 }
 
+/** A destination's delivery settings in a few words, for the list of a source's destinations. */
+export function deliverySummary(destination) {
+  const parts = [destination.signatureMode ?? 'x-signature'];
+  if (destination.batching)
+    parts.push(`batches of up to ${grouped(destination.batching.maxCalls)}`);
+  if (destination.ordering) parts.push('ordered per user');
+  if (destination.sendTraceparent) parts.push('traceparent');
+  return parts.join(', ');
+}
+
 /** What a destination's signatures are, with its mode and whether a secret is set. */
 export function secretText(mode, secretSet) {
   if (mode === 'standard-webhooks') {

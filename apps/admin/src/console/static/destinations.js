@@ -2,6 +2,7 @@
 // and the filter editor a destination's page shows.
 
 import { api } from './api.js';
+import { deliverySummary } from './delivery-rules.js';
 import { action, errorBox, field, h, link, show, showError, table, when } from './dom.js';
 import { hashOf } from './router.js';
 
@@ -43,6 +44,7 @@ function destinationTable(sourceId, list) {
       label: 'Filter',
       cell: (d) => (d.filter ? h('code', {}, JSON.stringify(d.filter)) : 'every call'),
     },
+    { label: 'Delivery', cell: (d) => deliverySummary(d) },
     { label: 'Created', cell: (d) => when(d.createdAt) },
   ];
   return table(`Destinations, oldest first (the first is ${list[0].name})`, columns, list, (d) => ({
