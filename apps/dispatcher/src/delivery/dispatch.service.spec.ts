@@ -1047,6 +1047,25 @@ describe(DispatchService.name, () => {
     });
   });
 
+  it.each([
+    ['a single-call', { webhooks: [webhook('w-1', URL_1)] }],
+    [
+      'a batching',
+      {
+        webhooks: [webhook('w-1', URL_1)],
+        batching: { maxCalls: 3, maxBytes: 1_048_576, maxWaitMs: 1 },
+      },
+    ],
+  ])("reads %s destination's settings once before its attempt", async (_, overrides) => {
+    settings.destinations.set(DESTINATION_ID, destination(overrides));
+    const read = jest.spyOn(settings, 'destination');
+    const answer = service().handle(delivery(), 'main');
+    expect(read).toHaveBeenCalledTimes(1);
+    const later = answer instanceof DurableLater ? answer : await answer;
+    await expect((later as DurableLater).durable).resolves.toBeUndefined();
+    expect(client.posts).toHaveLength(1);
+  });
+
   it('logs a timeout with the message, destination, webhook and attempt', async () => {
     client.answers.set(URL_1, {
       kind: 'retryable',
