@@ -1179,6 +1179,22 @@ describe(DispatchService.name, () => {
       expect(client.urls()).toEqual([URL_1, URL_2, URL_2]);
     });
 
+    it('logs a batch whose calls all died as one warning with their count', async () => {
+      batching();
+      client.answers.set(URL_1, HTTP_404);
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      await expect(Promise.all(results)).resolves.toEqual(['dead', 'dead', 'dead']);
+      const lines = warn.mock.calls.map(([line]) => String(line));
+      const dead = lines.filter((line) => line.includes('dead after'));
+      expect(dead).toEqual([
+        expect.stringMatching(
+          /^3 call\(s\) of batch [0-9a-f-]{36} to destination .*: dead after 1 attempt\(s\): http_4xx$/,
+        ),
+      ]);
+      await expect(counted(metrics.deadLetters, { reason: 'http_4xx' })).resolves.toBe(3);
+    });
+
     it('discards every call when the destination was disabled before the batch went', async () => {
       batching({ batching: { ...BATCHING, maxWaitMs: 1 } });
       const dispatch = service();
