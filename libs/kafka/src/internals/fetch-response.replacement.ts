@@ -2,9 +2,9 @@
  * The Fetch response (version 11) decoded in one pass over the bytes. kafkajs 2.2.4 decodes
  * each record from a `Decoder` of its own, reads every varlong and 64-bit sum through its
  * `Long`, and builds each header map by spreading it again per header, a visible share of a
- * consuming app's CPU. This reads the same fields into the same objects (the consumer's `Batch`
- * cannot tell them apart) in less than half the time; docs/kafkajs-replacements.md has the
- * figures.
+ * consuming app's CPU. This reads the same fields (the consumer's `Batch` cannot tell them
+ * apart) in less than half the time; docs/kafkajs-replacements.md has the figures. A record's
+ * headers are read from the fetched bytes only when asked for ({@link FetchedMessage}).
  *
  * {@link installFetchResponseReplacement} installs it as the version 11 response's `decode`
  * (the version kafkajs 2.2.4 uses with Kafka 2.3 and later). Batches it does not read itself,
@@ -71,6 +71,106 @@ export interface FetchedRecord {
   readonly headers: Record<string, HeaderValue | HeaderValue[]>;
   readonly isControlRecord: boolean;
   readonly batchContext: BatchContext;
+}
+
+/**
+ * A fetched record whose headers stay in the fetched bytes until asked for: most consumers read
+ * a few by name ({@link FetchedMessage.headerText}), which needs no header map, no name strings
+ * and no header value views. `headers` builds kafkajs's map on first use.
+ */
+export class FetchedMessage implements FetchedRecord {
+  readonly #bytes: Buffer;
+  /** Where the record's headers start in `#bytes` (after their count), and how many. */
+  readonly #headersAt: number;
+  readonly #headerCount: number;
+  #headers: Record<string, HeaderValue | HeaderValue[]> | undefined;
+
+  constructor(
+    readonly magicByte: number,
+    readonly attributes: number,
+    readonly timestamp: string,
+    readonly offset: string,
+    readonly key: Buffer | null,
+    readonly value: Buffer | null,
+    readonly isControlRecord: boolean,
+    readonly batchContext: BatchContext,
+    bytes: Buffer,
+    headersAt: number,
+    headerCount: number,
+  ) {
+    this.#bytes = bytes;
+    this.#headersAt = headersAt;
+    this.#headerCount = headerCount;
+  }
+
+  /** The headers as kafkajs's decoder makes them (a repeated name's values as an array). */
+  get headers(): Record<string, HeaderValue | HeaderValue[]> {
+    this.#headers ??= readHeaders(new Reader(this.#bytes, this.#headersAt), this.#headerCount);
+    return this.#headers;
+  }
+
+  /**
+   * The last value of header `name` as UTF-8 text, read from the fetched bytes; undefined when
+   * absent or null. The same as the last value in `headers`, without building them.
+   */
+  headerText(name: string): string | undefined {
+    const bytes = this.#bytes;
+    const wanted = nameBytes(name);
+    const reader = new Reader(bytes, this.#headersAt);
+    let found: string | undefined;
+    for (let h = 0; h < this.#headerCount; h += 1) {
+      const nameLength = reader.varint();
+      const nameAt = reader.pos;
+      reader.pos += Math.max(nameLength, 0);
+      const valueLength = reader.varint();
+      const valueAt = reader.pos;
+      reader.pos += Math.max(valueLength, 0);
+      // A null name reads as "null", as kafkajs's map has it.
+      const matches =
+        nameLength < 0 ? name === 'null' : sameBytes(bytes, nameAt, nameLength, wanted);
+      if (matches)
+        found = valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, reader.pos);
+    }
+    return found;
+  }
+}
+
+/** Header names as UTF-8, for the few names consumers ask for by name. */
+const NAME_BYTES = new Map<string, Buffer>();
+const MAX_CACHED_NAMES = 256;
+
+function nameBytes(name: string): Buffer {
+  let bytes = NAME_BYTES.get(name);
+  if (bytes === undefined) {
+    bytes = Buffer.from(name, 'utf8');
+    if (NAME_BYTES.size < MAX_CACHED_NAMES) NAME_BYTES.set(name, bytes);
+  }
+  return bytes;
+}
+
+function sameBytes(bytes: Buffer, at: number, length: number, wanted: Buffer): boolean {
+  if (length !== wanted.length) return false;
+  for (let i = 0; i < length; i += 1) if (bytes[at + i] !== wanted[i]) return false;
+  return true;
+}
+
+/** `count` headers from `reader.pos`, as kafkajs decodes them. */
+function readHeaders(reader: Reader, count: number): Record<string, HeaderValue | HeaderValue[]> {
+  const headers: Record<string, HeaderValue | HeaderValue[]> = {};
+  for (let h = 0; h < count; h += 1) {
+    // A null name is kept as "null", and a repeated one collects its values in order, as
+    // kafkajs does.
+    const slot = String(reader.varString());
+    const headerValue = reader.varBytes();
+    const previous = headers[slot];
+    headers[slot] =
+      previous === undefined
+        ? headerValue
+        : Array.isArray(previous)
+          ? [...previous, headerValue]
+          : [previous, headerValue];
+  }
+  return headers;
 }
 
 /** A read position in a buffer. */
@@ -211,32 +311,22 @@ function readBatch(
     const offsetDelta = reader.varint();
     const key = reader.varBytes();
     const value = reader.varBytes();
-    const headers: Record<string, HeaderValue | HeaderValue[]> = {};
     const headerCount = reader.varint();
-    for (let h = 0; h < headerCount; h += 1) {
-      // A null name is kept as "null", and a repeated one collects its values in order, as
-      // kafkajs does.
-      const slot = String(reader.varString());
-      const headerValue = reader.varBytes();
-      const previous = headers[slot];
-      headers[slot] =
-        previous === undefined
-          ? headerValue
-          : Array.isArray(previous)
-            ? [...previous, headerValue]
-            : [previous, headerValue];
-    }
-    into.push({
-      magicByte,
-      attributes: recordAttributes,
-      timestamp: appendTime ?? plus(firstTimestampBig, firstTimestamp, timestampDelta),
-      offset: plus(firstOffsetBig, firstOffset, offsetDelta),
-      key,
-      value,
-      headers,
-      isControlRecord: isControlBatch,
-      batchContext,
-    });
+    into.push(
+      new FetchedMessage(
+        magicByte,
+        recordAttributes,
+        appendTime ?? plus(firstTimestampBig, firstTimestamp, timestampDelta),
+        plus(firstOffsetBig, firstOffset, offsetDelta),
+        key,
+        value,
+        isControlBatch,
+        batchContext,
+        reader.buffer,
+        reader.pos,
+        headerCount,
+      ),
+    );
     reader.pos = recordEnd;
   }
   reader.pos = batchEnd;
