@@ -148,9 +148,10 @@ function nameBytes(name: string): Buffer {
   return bytes;
 }
 
+/** Compared from the end: header names often share a prefix (`sluice-`), rarely an ending. */
 function sameBytes(bytes: Buffer, at: number, length: number, wanted: Buffer): boolean {
   if (length !== wanted.length) return false;
-  for (let i = 0; i < length; i += 1) if (bytes[at + i] !== wanted[i]) return false;
+  for (let i = length - 1; i >= 0; i -= 1) if (bytes[at + i] !== wanted[i]) return false;
   return true;
 }
 
