@@ -1,6 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 
-import { BatchContext, FetchedMessage } from '../internals/fetch-response.replacement';
+import { BatchContext, FetchedMessage } from '../internals/fetched-message';
 import { dueAtOf } from '../semantics/due-time';
 import { headerText } from '../semantics/records';
 import { incomingRecord } from './incoming-record';

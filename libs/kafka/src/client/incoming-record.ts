@@ -1,6 +1,6 @@
 import type { KafkaMessage } from 'kafkajs';
 
-import { FetchedMessage } from '../internals/fetch-response.replacement';
+import { FetchedMessage } from '../internals/fetched-message';
 import { IncomingRecord, normalizeHeaders } from '../semantics/records';
 
 /** A message kafkajs fetched, as the record handlers and readers see it. */

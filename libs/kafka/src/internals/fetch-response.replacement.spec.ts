@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 import { CompressionTypes } from 'kafkajs';
 
-import { FetchedMessage, installFetchResponseReplacement } from './fetch-response.replacement';
+import { installFetchResponseReplacement } from './fetch-response.replacement';
+import { FetchedMessage } from './fetched-message';
 import { KafkajsVersionError } from './kafkajs-version';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
