@@ -1,4 +1,4 @@
-import { createHmac, hash } from 'node:crypto';
+import { createHash, createHmac, hash } from 'node:crypto';
 
 /** SHA-1's block size in bytes: the HMAC key is padded (or hashed) to it. */
 const SHA1_BLOCK_BYTES = 64;
@@ -36,8 +36,9 @@ export class HmacSha1 {
       const message = this.inner.subarray(0, SHA1_BLOCK_BYTES + body.length);
       innerDigest = hash('sha1', message, 'buffer');
     } else {
+      // A larger body (a batch's) is hashed where it is, not copied behind the key.
       const pad = this.inner.subarray(0, SHA1_BLOCK_BYTES);
-      innerDigest = hash('sha1', Buffer.concat([pad, body]), 'buffer');
+      innerDigest = createHash('sha1').update(pad).update(body).digest();
     }
     this.outer.set(innerDigest, SHA1_BLOCK_BYTES);
     return hash('sha1', this.outer, 'hex');

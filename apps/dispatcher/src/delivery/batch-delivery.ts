@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { Logger } from '@nestjs/common';
 
-import { HEADER } from '@app/contracts';
-import { DurableLater, headerText, IncomingRecord } from '@app/kafka';
+import { DurableLater, IncomingRecord } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { recordingSpan, Span } from '@app/tracing';
 
@@ -86,12 +85,16 @@ export class BatchDelivery {
   /**
    * A call of a batching destination whose batches have room joins its batch at once, answering
    * the batch's wait without a promise of its own (most of a batching destination's calls);
-   * undefined for any other record, which the dispatch handles as ever.
+   * undefined for any other record, which the dispatch handles as ever. The dispatch read the
+   * record's destination (its id header and settings) already.
    */
-  join(record: IncomingRecord, path: DeliveryPath): DurableLater | undefined {
-    const destinationId = headerText(record, HEADER.destinationId);
-    const destination = destinationId ? this.settings.destination(destinationId) : undefined;
-    if (!destination?.batching) return undefined;
+  join(
+    record: IncomingRecord,
+    path: DeliveryPath,
+    destinationId: string,
+    destination: DestinationSettings,
+  ): DurableLater | undefined {
+    if (!destination.batching) return undefined;
     const decoded = decodeDelivery(record, destinationId);
     if (decoded.kind === 'invalid') return undefined;
     const { facts, body } = decoded;

@@ -112,8 +112,10 @@ export class DeliveryEffects {
     });
     const ledger = this.gather(batchOutcomeJson(gathered, answers, now, batchId));
     if (records.length > 0) await this.producer.send(records);
+    // One warning per batch and reason, not one per call.
+    for (const line of batchWarnings(calls, batchId)) this.logger.warn(line);
     return calls.map((call, i) => ({
-      result: this.count(call.facts, call.decision, call.record, call.path, now),
+      result: this.count(call.facts, call.decision, call.record, call.path, now, false),
       ledger: published[i] ? ledger : undefined,
     }));
   }
@@ -177,13 +179,14 @@ export class DeliveryEffects {
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
   }
 
-  /** Counts and logs what became of a delivery. */
+  /** Counts and logs what became of a delivery (a batch's calls are logged together). */
   private count(
     facts: DeliveryFacts,
     decision: Decision,
     record: IncomingRecord,
     path: DeliveryPath,
     now: number,
+    log = true,
   ): DispatchResult {
     switch (decision.kind) {
       case 'delivered': {
@@ -197,15 +200,17 @@ export class DeliveryEffects {
         this.metrics.delivery('retried', facts.destinationId);
         return 'retried';
       case 'dead':
-        this.logger.warn(
-          `${describeDelivery(facts)}: dead after ${decision.dead.attempts} attempt(s): ` +
-            decision.dead.reason,
-        );
+        if (log) {
+          this.logger.warn(
+            `${describeDelivery(facts)}: dead after ${decision.dead.attempts} attempt(s): ` +
+              decision.dead.reason,
+          );
+        }
         this.metrics.deadLetters.inc({ reason: decision.dead.reason });
         this.metrics.delivery('dead', facts.destinationId);
         return 'dead';
       case 'discarded':
-        this.logger.warn(`${describeDelivery(facts)}: discarded, ${decision.reason}`);
+        if (log) this.logger.warn(`${describeDelivery(facts)}: discarded, ${decision.reason}`);
         this.metrics.discarded.inc({ reason: decision.reason });
         this.metrics.delivery('discarded', facts.destinationId);
         return 'discarded';
@@ -223,4 +228,34 @@ export class DeliveryEffects {
     const sample = this.options.ledgerSuccessSample;
     return sample >= 1 || (sample > 0 && this.random() < sample);
   }
+}
+
+/**
+ * The warnings of a batch's dead and discarded calls: one line per outcome and reason (and
+ * attempt count), with how many calls it covers and the first call's message id; a large
+ * batch failing for good logs a line, not a line per call.
+ */
+export function batchWarnings(
+  calls: readonly Pick<Decided, 'facts' | 'decision'>[],
+  batchId: string | undefined,
+): string[] {
+  const groups = new Map<string, { count: number; first: DeliveryFacts }>();
+  for (const { facts, decision } of calls) {
+    const what =
+      decision.kind === 'dead'
+        ? `dead after ${decision.dead.attempts} attempt(s): ${decision.dead.reason}`
+        : decision.kind === 'discarded'
+          ? `discarded, ${decision.reason}`
+          : undefined;
+    if (what === undefined) continue;
+    const group = groups.get(what);
+    if (group === undefined) groups.set(what, { count: 1, first: facts });
+    else group.count += 1;
+  }
+  const batch = batchId === undefined ? 'batch' : `batch ${batchId}`;
+  return [...groups].map(
+    ([what, { count, first }]) =>
+      `${count} call(s) of ${batch} to destination ${first.destinationId} ` +
+      `(message ${first.messageId ?? '(none)'} first): ${what}`,
+  );
 }

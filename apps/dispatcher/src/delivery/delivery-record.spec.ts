@@ -15,6 +15,7 @@ import {
   outcomeJson,
   outcomeRecord,
   retryRecord,
+  str,
 } from './delivery-record';
 
 const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
@@ -453,6 +454,22 @@ describe(outcomeRecord.name, () => {
       firstAttemptAt: '1970-01-01T00:00:01.000Z',
       nextAttemptAt: '1970-01-01T00:00:11.000Z',
     });
+  });
+});
+
+describe(str.name, () => {
+  it.each([
+    ['', '""'],
+    ['m-1 plain ✓ Zoë', '"m-1 plain ✓ Zoë"'],
+    ['a "quote"', '"a \\"quote\\""'],
+    ['back\\slash', '"back\\\\slash"'],
+    ['line\nfeed\u0000', '"line\\nfeed\\u0000"'],
+    ['c1 \u0085 control', '"c1 \u0085 control"'],
+    ['lone \ud800 surrogate', '"lone \\ud800 surrogate"'],
+    ['pair 😀', '"pair 😀"'],
+  ])('writes %j as JSON.stringify does', (text, json) => {
+    expect(str(text)).toBe(json);
+    expect(str(text)).toBe(JSON.stringify(text));
   });
 });
 

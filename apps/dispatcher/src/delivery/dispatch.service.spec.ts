@@ -1047,6 +1047,25 @@ describe(DispatchService.name, () => {
     });
   });
 
+  it.each([
+    ['a single-call', { webhooks: [webhook('w-1', URL_1)] }],
+    [
+      'a batching',
+      {
+        webhooks: [webhook('w-1', URL_1)],
+        batching: { maxCalls: 3, maxBytes: 1_048_576, maxWaitMs: 1 },
+      },
+    ],
+  ])("reads %s destination's settings once before its attempt", async (_, overrides) => {
+    settings.destinations.set(DESTINATION_ID, destination(overrides));
+    const read = jest.spyOn(settings, 'destination');
+    const answer = service().handle(delivery(), 'main');
+    expect(read).toHaveBeenCalledTimes(1);
+    const later = answer instanceof DurableLater ? answer : await answer;
+    await expect((later as DurableLater).durable).resolves.toBeUndefined();
+    expect(client.posts).toHaveLength(1);
+  });
+
   it('logs a timeout with the message, destination, webhook and attempt', async () => {
     client.answers.set(URL_1, {
       kind: 'retryable',
@@ -1158,6 +1177,22 @@ describe(DispatchService.name, () => {
       ];
       await expect(Promise.all(results)).resolves.toEqual(['delivered', 'delivered']);
       expect(client.urls()).toEqual([URL_1, URL_2, URL_2]);
+    });
+
+    it('logs a batch whose calls all died as one warning with their count', async () => {
+      batching();
+      client.answers.set(URL_1, HTTP_404);
+      const dispatch = service();
+      const results = [1, 2, 3].map((n) => dispatch.dispatch(call(n), 'main'));
+      await expect(Promise.all(results)).resolves.toEqual(['dead', 'dead', 'dead']);
+      const lines = warn.mock.calls.map(([line]) => String(line));
+      const dead = lines.filter((line) => line.includes('dead after'));
+      expect(dead).toEqual([
+        expect.stringMatching(
+          /^3 call\(s\) of batch [0-9a-f-]{36} to destination .*: dead after 1 attempt\(s\): http_4xx$/,
+        ),
+      ]);
+      await expect(counted(metrics.deadLetters, { reason: 'http_4xx' })).resolves.toBe(3);
     });
 
     it('discards every call when the destination was disabled before the batch went', async () => {

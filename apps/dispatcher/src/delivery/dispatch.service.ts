@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 
-import { BatchProducer, DurableLater, IncomingRecord, LaneHold } from '@app/kafka';
+import { HEADER } from '@app/contracts';
+import { BatchProducer, DurableLater, headerText, IncomingRecord, LaneHold } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
 import { tracerOf } from '@app/tracing';
@@ -135,10 +136,21 @@ export class DispatchService implements OnModuleDestroy {
     record: IncomingRecord,
     path: DeliveryPath,
   ): Promise<DurableLater | LaneHold | undefined> | DurableLater {
-    // Most calls of a batching destination join their batch at once, without a turn of their
-    // own in the partition's pipeline; a traced one has its attempt's span.
-    const joined = this.tracer === undefined ? this.batches.join(record, path) : undefined;
-    return joined ?? this.traced(record, path).then((handled) => handled.hold ?? handled.ledger);
+    if (this.tracer !== undefined) {
+      return this.traced(record, path).then((handled) => handled.hold ?? handled.ledger);
+    }
+    // The destination is read once here, for the batch and the single-call path alike. Most
+    // calls of a batching destination join their batch at once, without a turn of their own in
+    // the partition's pipeline; a traced one has its attempt's span.
+    const destinationId = headerText(record, HEADER.destinationId);
+    const destination = destinationId ? this.settings.destination(destinationId) : undefined;
+    const joined = destination?.batching
+      ? this.batches.join(record, path, destinationId!, destination)
+      : undefined;
+    if (joined !== undefined) return joined;
+    return this.run(record, path, destinationId, destination).then(
+      (handled) => handled.hold ?? handled.ledger,
+    );
   }
 
   /** {@link run} in an attempt's span when traces are on. */
@@ -148,11 +160,16 @@ export class DispatchService implements OnModuleDestroy {
     return tracedAttempt(tracer, record, () => this.run(record, path));
   }
 
-  private async run(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
-    const decoded = decodeDelivery(record);
+  /** `headerId` (the destination id header) and `destination` when the handler read them. */
+  private async run(
+    record: IncomingRecord,
+    path: DeliveryPath,
+    headerId = headerText(record, HEADER.destinationId),
+    destination = headerId ? this.settings.destination(headerId) : undefined,
+  ): Promise<Handled> {
+    const decoded = decodeDelivery(record, headerId);
     if (decoded.kind === 'invalid') return this.dropInvalid(record, decoded.reason);
     const { facts, body } = decoded;
-    const destination = this.settings.destination(facts.destinationId);
     const admission = admit(facts, destination, this.now());
     if (admission.kind === 'decided') {
       return this.effects.apply(record, facts, admission.decision);

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes } from 'kafkajs';
 
 import { installFetchResponseReplacement } from './fetch-response.replacement';
+import { FetchedMessage } from './fetched-message';
 import { KafkajsVersionError } from './kafkajs-version';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -100,6 +101,31 @@ function response(topics: readonly { name: string; partitions: PartitionSpec[] }
   return encoder.buffer;
 }
 
+interface Decoded {
+  responses: { partitions: { messages: Record<string, unknown>[] }[] }[];
+}
+
+/**
+ * Our decoding with each record's headers read (they stay in the fetched bytes until asked
+ * for), to compare with kafkajs's plain records.
+ */
+async function ours(body: Buffer): Promise<Decoded> {
+  const decoded = (await v11.decode(body)) as Decoded;
+  for (const response of decoded.responses) {
+    for (const partition of response.partitions) {
+      partition.messages = partition.messages.map((m) =>
+        m instanceof FetchedMessage ? { ...m, headers: m.headers } : m,
+      );
+    }
+  }
+  return decoded;
+}
+
+/** Every record of a decoded response. */
+function messagesOf(decoded: Decoded): Record<string, unknown>[] {
+  return decoded.responses.flatMap((r) => r.partitions.flatMap((p) => p.messages));
+}
+
 describe(`${installFetchResponseReplacement.name} on another kafkajs`, () => {
   it("refuses and leaves kafkajs's decoder in place", () => {
     expect(() => installFetchResponseReplacement('2.2.3')).toThrow(KafkajsVersionError);
@@ -132,7 +158,7 @@ describe(installFetchResponseReplacement.name, () => {
         { name: 'sluice.deliveries.v1', partitions },
         { name: 'other', partitions: [{ records: Buffer.alloc(0) }] },
       ]);
-      await expect(v11.decode(body)).resolves.toEqual(await kafkajsDecode(body));
+      await expect(ours(body)).resolves.toEqual(await kafkajsDecode(body));
     }
   });
 
@@ -140,11 +166,9 @@ describe(installFetchResponseReplacement.name, () => {
     const whole = Buffer.concat([await someBatch('100'), await someBatch('120')]);
     for (const cut of [1, 30, 70]) {
       const body = response([{ name: 't', partitions: [{ records: whole.subarray(0, -cut) }] }]);
-      const ours = (await v11.decode(body)) as {
-        responses: { partitions: { messages: unknown[] }[] }[];
-      };
-      expect(ours).toEqual(await kafkajsDecode(body));
-      expect(ours.responses[0].partitions[0].messages.length).toBeGreaterThan(0);
+      const decoded = await ours(body);
+      expect(decoded).toEqual(await kafkajsDecode(body));
+      expect(decoded.responses[0].partitions[0].messages.length).toBeGreaterThan(0);
     }
   });
 
@@ -159,9 +183,9 @@ describe(installFetchResponseReplacement.name, () => {
         ],
       },
     ]);
-    const ours = await v11.decode(body);
-    expect(ours).toEqual(await kafkajsDecode(body));
-    expect(JSON.stringify(ours)).toContain('"offset":"9007199254740991"');
+    const decoded = await ours(body);
+    expect(decoded).toEqual(await kafkajsDecode(body));
+    expect(JSON.stringify(decoded)).toContain('"offset":"9007199254740991"');
   });
 
   it("leaves compressed batches to kafkajs's decoder, among its own", async () => {
@@ -171,10 +195,29 @@ describe(installFetchResponseReplacement.name, () => {
       await someBatch('50'),
     ]);
     const body = response([{ name: 't', partitions: [{ records }] }]);
-    const ours = (await v11.decode(body)) as {
-      responses: { partitions: { messages: { offset: string }[] }[] }[];
-    };
-    expect(ours).toEqual(await kafkajsDecode(body));
-    expect(ours.responses[0].partitions[0].messages.map((m) => m.offset)).toContain('30');
+    const decoded = await ours(body);
+    expect(decoded).toEqual(await kafkajsDecode(body));
+    expect(decoded.responses[0].partitions[0].messages.map((m) => m.offset)).toContain('30');
+  });
+
+  it("reads a header's last value by name from the fetched bytes, as the header map has it", async () => {
+    const records = Buffer.concat([
+      await someBatch('10'),
+      await someBatch('30'),
+      await someBatch('50'),
+    ]);
+    const body = response([{ name: 't', partitions: [{ records }] }]);
+    const fetched = messagesOf((await v11.decode(body)) as Decoded) as unknown as FetchedMessage[];
+    let found = 0;
+    for (const message of fetched) {
+      expect(message).toBeInstanceOf(FetchedMessage);
+      for (const name of [...NAMES, 'null', 'absent']) {
+        const value = message.headers[name];
+        const last = Array.isArray(value) ? value[value.length - 1] : value;
+        expect(message.headerText(name)).toBe(last?.toString('utf8'));
+        if (last) found += 1;
+      }
+    }
+    expect(found).toBeGreaterThan(0);
   });
 });

@@ -1,4 +1,4 @@
-import { IncomingRecord } from './records';
+import { headerText, IncomingRecord } from './records';
 
 /**
  * When a record may be handled (epoch ms), read from its `header` (epoch ms as text);
@@ -6,7 +6,7 @@ import { IncomingRecord } from './records';
  * malformed due time must not stall a partition).
  */
 export function dueAtOf(record: IncomingRecord, header: string | undefined): number | undefined {
-  const raw = header ? record.headers[header]?.toString('utf8') : undefined;
+  const raw = header ? headerText(record, header) : undefined;
   if (raw === undefined) return undefined;
   const dueAt = Number(raw);
   return Number.isFinite(dueAt) ? dueAt : undefined;

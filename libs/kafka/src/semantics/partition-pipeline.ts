@@ -108,9 +108,10 @@ export class PartitionPipeline {
         continue;
       }
       if (this.failure !== undefined || this.held || !active) break;
-      const now = this.options.now();
       // A record admitted behind one not yet due runs no earlier than that one.
       const runAt = Math.max(this.options.dueAt(record) ?? 0, this.notBefore);
+      // Due at once, with none due later before it (the main topic): no clock needed.
+      const now = runAt === 0 ? 0 : this.options.now();
       if (runAt - now > this.options.dueWindowMs) {
         this.control.rewind(record.offset, runAt - this.options.dueWindowMs);
         break;

@@ -19,11 +19,16 @@ export interface IncomingRecord {
   readonly headers: Readonly<Record<string, Buffer | undefined>>;
   /** Broker or producer timestamp, epoch milliseconds. */
   readonly timestamp: number;
+  /**
+   * A header's value as UTF-8 text, read without the header map, when the record can (a
+   * fetched one reads it from the fetched bytes); {@link headerText} uses it.
+   */
+  readonly text?: (name: string) => string | undefined;
 }
 
 /** A header's value as UTF-8 text, or undefined when absent. */
 export function headerText(record: IncomingRecord, name: string): string | undefined {
-  return record.headers[name]?.toString('utf8');
+  return record.text !== undefined ? record.text(name) : record.headers[name]?.toString('utf8');
 }
 
 /** A consumed record's headers, to produce again (as they are, to be added to or changed). */

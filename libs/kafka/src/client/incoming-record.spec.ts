@@ -1,0 +1,115 @@
+import type { KafkaMessage } from 'kafkajs';
+
+import { BatchContext, FetchedMessage } from '../internals/fetched-message';
+import { dueAtOf } from '../semantics/due-time';
+import { headerText } from '../semantics/records';
+import { incomingRecord } from './incoming-record';
+
+/** A zigzag varint, as Kafka's record format writes lengths and counts. */
+function varint(n: number): Buffer {
+  let raw = n >= 0 ? n * 2 : -n * 2 - 1;
+  const bytes: number[] = [];
+  while (raw >= 0x80) {
+    bytes.push((raw % 0x80) | 0x80);
+    raw = Math.floor(raw / 0x80);
+  }
+  bytes.push(raw);
+  return Buffer.from(bytes);
+}
+
+function bytesField(value: string | null): Buffer {
+  if (value === null) return varint(-1);
+  const bytes = Buffer.from(value, 'utf8');
+  return Buffer.concat([varint(bytes.length), bytes]);
+}
+
+const CONTEXT = { firstOffset: '40' } as BatchContext;
+
+/** A fetched message whose headers are `pairs`, behind some unrelated bytes. */
+function fetched(pairs: readonly [string, string | null][]): FetchedMessage {
+  const prefix = Buffer.from('other records');
+  const headers = Buffer.concat(
+    pairs.flatMap(([name, value]) => [bytesField(name), bytesField(value)]),
+  );
+  const bytes = Buffer.concat([prefix, headers]);
+  const key = Buffer.from('k');
+  const value = Buffer.from('{}');
+  return new FetchedMessage(
+    2,
+    0,
+    '1795000000000',
+    '42',
+    key,
+    value,
+    false,
+    CONTEXT,
+    bytes,
+    prefix.length,
+    pairs.length,
+  );
+}
+
+describe(incomingRecord.name, () => {
+  it.each<[string, [string, string | null][], Record<string, string | null>]>([
+    ['no headers', [], {}],
+    [
+      'plain headers',
+      [
+        ['sluice-destination-id', 'd-1'],
+        ['sluice-attempt', '2'],
+      ],
+      { 'sluice-destination-id': 'd-1', 'sluice-attempt': '2' },
+    ],
+    [
+      'a repeated name (its last value)',
+      [
+        ['h', 'first'],
+        ['h', 'last'],
+      ],
+      { h: 'last' },
+    ],
+    ['a null value', [['h', null]], { h: null }],
+    ['text of any kind', [['Zoë → 東京', '✓ "x"']], { 'Zoë → 東京': '✓ "x"' }],
+  ])("reads a fetched record's headers by name and as a map alike: %s", (_, pairs, expected) => {
+    const record = incomingRecord('t', 3, fetched(pairs) as unknown as KafkaMessage);
+    for (const name of [...Object.keys(expected), 'absent']) {
+      expect(headerText(record, name)).toBe(expected[name] ?? undefined);
+      expect(record.headers[name]?.toString('utf8')).toBe(expected[name] ?? undefined);
+    }
+    expect(Object.keys(record.headers)).toEqual(Object.keys(expected));
+  });
+
+  it("keeps a fetched record's other fields", () => {
+    const record = incomingRecord('t', 3, fetched([]) as unknown as KafkaMessage);
+    expect([record.topic, record.partition, record.offset, record.timestamp]).toEqual([
+      't',
+      3,
+      '42',
+      1_795_000_000_000,
+    ]);
+    expect([record.key?.toString(), record.value?.toString()]).toEqual(['k', '{}']);
+  });
+
+  it('reads a due time from the fetched bytes', () => {
+    const record = incomingRecord(
+      't',
+      0,
+      fetched([['due', '1795000000123']]) as unknown as KafkaMessage,
+    );
+    expect(dueAtOf(record, 'due')).toBe(1_795_000_000_123);
+    expect(dueAtOf(record, 'other')).toBeUndefined();
+  });
+
+  it("reads a message of kafkajs's own decoder through its header map", () => {
+    const message = {
+      offset: '7',
+      key: null,
+      value: null,
+      timestamp: '5',
+      headers: { h: [Buffer.from('a'), 'b'] },
+    };
+    const record = incomingRecord('t', 0, message as unknown as KafkaMessage);
+    expect(headerText(record, 'h')).toBe('b');
+    expect(record.text).toBeUndefined();
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * What Sluice's Fetch v11 decoder (`fetch-response.replacement.ts`) makes of a fetched record,
+ * and the reader it decodes with: a record as kafkajs's consumer expects it, whose headers stay
+ * in the fetched bytes until asked for.
+ */
+
+/** The context kafkajs gives every record of a batch (one object per batch). */
+export interface BatchContext {
+  readonly firstOffset: string;
+  readonly firstTimestamp: string;
+  readonly partitionLeaderEpoch: number;
+  readonly inTransaction: boolean;
+  readonly isControlBatch: boolean;
+  readonly lastOffsetDelta: number;
+  readonly producerId: string;
+  readonly producerEpoch: number;
+  readonly firstSequence: number;
+  readonly maxTimestamp: string;
+  readonly timestampType: number;
+  readonly magicByte: number;
+}
+
+type HeaderValue = Buffer | null;
+
+/** A record as kafkajs's decoder makes it. */
+export interface FetchedRecord {
+  readonly magicByte: number;
+  readonly attributes: number;
+  readonly timestamp: string;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Record<string, HeaderValue | HeaderValue[]>;
+  readonly isControlRecord: boolean;
+  readonly batchContext: BatchContext;
+}
+
+/**
+ * A fetched record whose headers stay in the fetched bytes until asked for: most consumers read
+ * a few by name ({@link FetchedMessage.headerText}), which needs no header map, no name strings
+ * and no header value views. `headers` builds kafkajs's map on first use.
+ */
+export class FetchedMessage implements FetchedRecord {
+  readonly #bytes: Buffer;
+  /** Where the record's headers start in `#bytes` (after their count), and how many. */
+  readonly #headersAt: number;
+  readonly #headerCount: number;
+  #headers: Record<string, HeaderValue | HeaderValue[]> | undefined;
+
+  constructor(
+    readonly magicByte: number,
+    readonly attributes: number,
+    readonly timestamp: string,
+    readonly offset: string,
+    readonly key: Buffer | null,
+    readonly value: Buffer | null,
+    readonly isControlRecord: boolean,
+    readonly batchContext: BatchContext,
+    bytes: Buffer,
+    headersAt: number,
+    headerCount: number,
+  ) {
+    this.#bytes = bytes;
+    this.#headersAt = headersAt;
+    this.#headerCount = headerCount;
+  }
+
+  /** The headers as kafkajs's decoder makes them (a repeated name's values as an array). */
+  get headers(): Record<string, HeaderValue | HeaderValue[]> {
+    this.#headers ??= readHeaders(new Reader(this.#bytes, this.#headersAt), this.#headerCount);
+    return this.#headers;
+  }
+
+  /**
+   * The last value of header `name` as UTF-8 text, read from the fetched bytes; undefined when
+   * absent or null. The same as the last value in `headers`, without building them.
+   */
+  headerText(name: string): string | undefined {
+    const bytes = this.#bytes;
+    const wanted = nameBytes(name);
+    const reader = new Reader(bytes, this.#headersAt);
+    let found: string | undefined;
+    for (let h = 0; h < this.#headerCount; h += 1) {
+      const nameLength = reader.varint();
+      const nameAt = reader.pos;
+      reader.pos += Math.max(nameLength, 0);
+      const valueLength = reader.varint();
+      const valueAt = reader.pos;
+      reader.pos += Math.max(valueLength, 0);
+      // A null name reads as "null", as kafkajs's map has it.
+      const matches =
+        nameLength < 0 ? name === 'null' : sameBytes(bytes, nameAt, nameLength, wanted);
+      if (matches)
+        found = valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, reader.pos);
+    }
+    return found;
+  }
+}
+
+/** Header names as UTF-8, for the few names consumers ask for by name. */
+const NAME_BYTES = new Map<string, Buffer>();
+const MAX_CACHED_NAMES = 256;
+
+function nameBytes(name: string): Buffer {
+  let bytes = NAME_BYTES.get(name);
+  if (bytes === undefined) {
+    bytes = Buffer.from(name, 'utf8');
+    if (NAME_BYTES.size < MAX_CACHED_NAMES) NAME_BYTES.set(name, bytes);
+  }
+  return bytes;
+}
+
+/** Compared from the end: header names often share a prefix (`sluice-`), rarely an ending. */
+function sameBytes(bytes: Buffer, at: number, length: number, wanted: Buffer): boolean {
+  if (length !== wanted.length) return false;
+  for (let i = length - 1; i >= 0; i -= 1) if (bytes[at + i] !== wanted[i]) return false;
+  return true;
+}
+
+/** `count` headers from `reader.pos`, as kafkajs decodes them. */
+function readHeaders(reader: Reader, count: number): Record<string, HeaderValue | HeaderValue[]> {
+  const headers: Record<string, HeaderValue | HeaderValue[]> = {};
+  for (let h = 0; h < count; h += 1) {
+    // A null name is kept as "null", and a repeated one collects its values in order, as
+    // kafkajs does.
+    const slot = String(reader.varString());
+    const headerValue = reader.varBytes();
+    const previous = headers[slot];
+    headers[slot] =
+      previous === undefined
+        ? headerValue
+        : Array.isArray(previous)
+          ? [...previous, headerValue]
+          : [previous, headerValue];
+  }
+  return headers;
+}
+
+/** A read position in a buffer. */
+export class Reader {
+  constructor(
+    readonly buffer: Buffer,
+    public pos = 0,
+  ) {}
+
+  int8(): number {
+    const value = this.buffer.readInt8(this.pos);
+    this.pos += 1;
+    return value;
+  }
+
+  int16(): number {
+    const value = this.buffer.readInt16BE(this.pos);
+    this.pos += 2;
+    return value;
+  }
+
+  int32(): number {
+    const value = this.buffer.readInt32BE(this.pos);
+    this.pos += 4;
+    return value;
+  }
+
+  int64(): bigint {
+    const value = this.buffer.readBigInt64BE(this.pos);
+    this.pos += 8;
+    return value;
+  }
+
+  /** A zigzag varint or varlong, exact up to 2^53 (Kafka's lengths, deltas and counts). */
+  varint(): number {
+    const buffer = this.buffer;
+    let raw = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      byte = buffer[this.pos++];
+      raw += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte >= 0x80);
+    return raw % 2 === 0 ? raw / 2 : -(raw + 1) / 2;
+  }
+
+  /** Varint-prefixed bytes, or null for length -1; a view, not a copy (as kafkajs's). */
+  varBytes(): Buffer | null {
+    const length = this.varint();
+    if (length < 0) return null;
+    const start = this.pos;
+    this.pos += length;
+    return this.buffer.subarray(start, this.pos);
+  }
+
+  /** A varint-prefixed UTF-8 string, or null for length -1. */
+  varString(): string | null {
+    return this.text(this.varint());
+  }
+
+  /** An int16-prefixed UTF-8 string, or null for length -1. */
+  string(): string | null {
+    return this.text(this.int16());
+  }
+
+  /** The next `length` bytes as UTF-8, or null for a negative length. */
+  private text(length: number): string | null {
+    if (length < 0) return null;
+    const start = this.pos;
+    this.pos += length;
+    return this.buffer.toString('utf8', start, this.pos);
+  }
+}
