@@ -17,8 +17,10 @@
  * BENCH_WARM_UP_CALLS, default 20000, attempts run before the measured ones). Sides: traces
  * off; on at 0%, 10% and 100% of new traces (no traceparent, as in bench:dispatcher); at 10%
  * below an unsampled and a sampled parent (as in a pipeline, where the decision comes from
- * ingest). `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` exports JSON instead. The report adds the CPU of one sampled span: the 10% and 100% sides' extra over 0%
- * divided by their share.
+ * ingest). `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` exports JSON instead; Node options given to
+ * this script (`node --cpu-prof bench/tracing-cost.mts`) go to each side's process too. The
+ * report adds the CPU of one sampled span: the 10% and 100% sides' extra over 0% divided by
+ * their share.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -143,7 +145,9 @@ async function main(): Promise<void> {
       for (const side of order) {
         const url = `http://127.0.0.1:${port}`;
         const args = [process.argv[1], side, String(calls), url, `${allocObjects}`, `${warmUp}`];
-        const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
+        const run = spawnSync(process.execPath, [...process.execArgv, ...args], {
+          encoding: 'utf8',
+        });
         if (run.status !== 0) throw new Error(`${side}: ${run.stderr}`);
         const { cpuUsPerCall } = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
           cpuUsPerCall: number;
