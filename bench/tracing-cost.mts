@@ -6,10 +6,21 @@
  * webhook: a quick, low-noise look at a tracing change (the benchmarks say what it costs a
  * delivery).
  *
+ * The event loop gets a turn every few attempts, as between an app's deliveries: the batch
+ * processor's exports then finish and its queue drains, so every sampled span is encoded and
+ * sent. Without turns the first export never ends and the spans past a full queue are dropped
+ * unencoded, which leaves the export's cost out.
+ *
  * `npm run build && node bench/tracing-cost.mts` (BENCH_ROUNDS, default 3; BENCH_CALLS per
- * run, default 100000). Sides: traces off; on at 10% and 100% of new traces (no traceparent,
- * as in bench:dispatcher); at 10% below an unsampled and a sampled parent (as in a pipeline,
- * where the decision comes from ingest).
+ * run, default 100000; BENCH_ALLOC_OBJECTS, default 0: small objects each attempt allocates
+ * first, on every side, standing in for a delivery's own short-lived garbage;
+ * BENCH_WARM_UP_CALLS, default 20000, attempts run before the measured ones). Sides: traces
+ * off; on at 0%, 10% and 100% of new traces (no traceparent, as in bench:dispatcher); at 10%
+ * below an unsampled and a sampled parent (as in a pipeline, where the decision comes from
+ * ingest). `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` exports JSON instead; Node options given to
+ * this script (`node --cpu-prof bench/tracing-cost.mts`) go to each side's process too. The
+ * report adds the CPU of one sampled span: the 10% and 100% sides' extra over 0% divided by
+ * their share.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -21,13 +32,15 @@ import { firstJsonLine, Supervisor } from './processes.mts';
 const requireBuilt = createRequire(import.meta.url);
 const SIDES = {
   off: { ratio: undefined, parent: undefined },
+  traced0: { ratio: 0, parent: undefined },
   traced10: { ratio: 0.1, parent: undefined },
   traced100: { ratio: 1, parent: undefined },
   traced10Unsampled: { ratio: 0.1, parent: '00' },
   traced10Sampled: { ratio: 0.1, parent: '01' },
 } as const;
 type Side = keyof typeof SIDES;
-const WARM_UP_CALLS = 20_000;
+/** Attempts between two turns of the event loop. */
+const ATTEMPTS_PER_TURN = 10;
 
 interface Tracing {
   startTracing(app: string, options: object): Promise<void>;
@@ -41,7 +54,13 @@ interface DeliveryTracing {
 }
 
 /** One side in this process: prints `{"cpuUsPerCall":N}`. */
-async function runSide(side: Side, calls: number, sinkUrl: string): Promise<void> {
+async function runSide(
+  side: Side,
+  calls: number,
+  sinkUrl: string,
+  allocObjects: number,
+  warmUpCalls: number,
+): Promise<void> {
   const tracing = requireBuilt(resolve('dist/libs/tracing/src/index.js')) as Tracing;
   const delivery = requireBuilt(
     resolve('dist/apps/dispatcher/src/delivery/delivery-tracing.js'),
@@ -50,7 +69,9 @@ async function runSide(side: Side, calls: number, sinkUrl: string): Promise<void
   if (ratio !== undefined) {
     await tracing.startTracing('dispatcher', {
       url: `${sinkUrl}/v1/traces`,
-      protocol: 'http/protobuf',
+      // The standard variable picks the encoding, as in the apps (http/protobuf by default).
+      protocol:
+        process.env.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json' ? 'http/json' : 'http/protobuf',
       serviceName: 'bench-tracing-cost',
       resourceAttributes: '',
       sampler: 'parentbased_traceidratio',
@@ -80,19 +101,39 @@ async function runSide(side: Side, calls: number, sinkUrl: string): Promise<void
     if (span) delivery.endWebhookSpan(span, answer, 1.5);
     return { result: 'delivered' };
   };
-  const one = () => (tracer ? delivery.tracedAttempt(tracer, record, attempt) : attempt());
-  for (let i = 0; i < WARM_UP_CALLS; i += 1) await one();
+  let kept = 0;
+  const one = () => {
+    kept += garbage(allocObjects);
+    return tracer ? delivery.tracedAttempt(tracer, record, attempt) : attempt();
+  };
+  const run = async (n: number) => {
+    for (let i = 1; i <= n; i += 1) {
+      await one();
+      if (i % ATTEMPTS_PER_TURN === 0) await new Promise((turn) => setImmediate(turn));
+    }
+  };
+  await run(warmUpCalls);
   const before = process.cpuUsage();
-  for (let i = 0; i < calls; i += 1) await one();
+  await run(calls);
   const used = process.cpuUsage(before);
+  if (kept < 0) throw new Error('unreachable');
   await tracing.stopTracing('dispatcher');
   console.log(JSON.stringify({ cpuUsPerCall: (used.user + used.system) / calls }));
+}
+
+/** Allocates `objects` small objects and drops them; returns how many (so none is elided). */
+function garbage(objects: number): number {
+  const made: object[] = [];
+  for (let i = 0; i < objects; i += 1) made.push({ i, text: `field-${i}`, list: [i] });
+  return made.length;
 }
 
 async function main(): Promise<void> {
   const { number } = envReader(process.env, 'tracing-cost');
   const rounds = number('BENCH_ROUNDS', 3, 1, 20);
   const calls = number('BENCH_CALLS', 100_000, 1_000, 10_000_000);
+  const allocObjects = number('BENCH_ALLOC_OBJECTS', 0, 0, 100_000);
+  const warmUp = number('BENCH_WARM_UP_CALLS', 20_000, 0, 10_000_000);
   const supervisor = new Supervisor();
   const sink = supervisor.spawn('OTLP sink', process.execPath, ['bench/otlp-sink.mts'], {});
   const { port } = (await firstJsonLine(sink, 10_000)) as { port: number };
@@ -102,8 +143,11 @@ async function main(): Promise<void> {
       const order = Object.keys(SIDES) as Side[];
       if (round % 2 === 0) order.reverse();
       for (const side of order) {
-        const args = [process.argv[1], side, String(calls), `http://127.0.0.1:${port}`];
-        const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
+        const url = `http://127.0.0.1:${port}`;
+        const args = [process.argv[1], side, String(calls), url, `${allocObjects}`, `${warmUp}`];
+        const run = spawnSync(process.execPath, [...process.execArgv, ...args], {
+          encoding: 'utf8',
+        });
         if (run.status !== 0) throw new Error(`${side}: ${run.stderr}`);
         const { cpuUsPerCall } = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
           cpuUsPerCall: number;
@@ -116,15 +160,26 @@ async function main(): Promise<void> {
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const off = median(samples.get('off')!);
-  console.log(`tracing code's CPU per attempt, medians of ${rounds} rounds of ${calls} calls`);
+  const none = median(samples.get('traced0')!);
+  console.log(
+    `tracing code's CPU per attempt, medians of ${rounds} rounds of ${calls} calls` +
+      ` after ${warmUp} (${allocObjects} objects allocated per attempt)`,
+  );
   for (const [side, xs] of samples) {
-    const extra = side === 'off' ? '' : `, ${(median(xs) - off).toFixed(2)} µs more than off`;
+    const ratio = SIDES[side].parent === undefined ? SIDES[side].ratio : undefined;
+    const span =
+      ratio === undefined || ratio === 0
+        ? ''
+        : `, ${((median(xs) - none) / ratio).toFixed(1)} µs a sampled span`;
+    const extra =
+      side === 'off' ? '' : `, ${(median(xs) - off).toFixed(2)} µs more than off${span}`;
     console.log(
       `${side.padEnd(18)} ${median(xs).toFixed(2)} µs${extra} (${xs.map((x) => x.toFixed(2)).join(' ')})`,
     );
   }
 }
 
-const [side, calls, sinkUrl] = process.argv.slice(2);
-if (side !== undefined) await runSide(side as Side, Number(calls), sinkUrl);
-else await main();
+const [side, calls, sinkUrl, allocObjects, warmUp] = process.argv.slice(2);
+if (side !== undefined) {
+  await runSide(side as Side, Number(calls), sinkUrl, Number(allocObjects), Number(warmUp));
+} else await main();
