@@ -6,7 +6,7 @@
 #   docker/local/services.sh status  say what runs
 #   docker/local/services.sh run CMD...  `up` when KAFKA_BROKERS / DATABASE_URL are unset, then CMD
 #
-# Kafka 4.1 (single node, KRaft broker+controller) runs from jars that Maven resolves from
+# Kafka 4.4 (single node, KRaft broker+controller) runs from jars that Maven resolves from
 # docker/local/pom.xml. PostgreSQL comes from the Debian binaries: as root through
 # pg_ctlcluster (the cluster on SLUICE_LOCAL_PG_PORT, made if missing; `down` stops it only if
 # this SLUICE_LOCAL_DIR's `up` started it), as another user through initdb into a project
@@ -53,7 +53,7 @@ require_java_and_maven() {
   command -v java >/dev/null || fail "Java 17 or newer is missing (Debian: apt-get install openjdk-17-jre-headless)."
   local major
   major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p')"
-  [[ -n "$major" && "$major" -ge 17 ]] || fail "Java 17 or newer is needed for Kafka 4.1; found specification version '${major:-unknown}'."
+  [[ -n "$major" && "$major" -ge 17 ]] || fail "Java 17 or newer is needed for Kafka 4.4; found specification version '${major:-unknown}'."
   command -v mvn >/dev/null || fail "Maven is missing; it resolves the Kafka jars (Debian: apt-get install maven)."
 }
 
