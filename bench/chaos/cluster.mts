@@ -16,6 +16,7 @@ import { progress, runBench } from '../common.mts';
 import { ReadinessWatch } from './apps.mts';
 import { type ClusterFault, clusterFaults } from './cluster-faults.mts';
 import { ChaosCluster, SharedDatabase } from './cluster-services.mts';
+import { CommitWatch } from './commit-watch.mts';
 import { DRAIN_TIMEOUT_MS, drained, firstDelivery, recovered, settled } from './phases.mts';
 import {
   type ChaosReport,
@@ -117,19 +118,29 @@ class ClusterSuite {
       }),
     );
     const phases: PhaseTimes[] = [];
+    // Every group's commits against its topics' ends, after each phase's catch-up.
+    const commits = new CommitWatch(this.cluster.brokers, this.stand.topicPrefix);
+    commits.start();
     sender.start();
-    for (const [index, fault] of faults.entries()) {
-      if (Date.now() - started > BUDGET_MS) {
-        progress(`time budget spent: ${fault.name} and the faults after it are skipped`);
-        break;
+    try {
+      for (const [index, fault] of faults.entries()) {
+        if (Date.now() - started > BUDGET_MS) {
+          progress(`time budget spent: ${fault.name} and the faults after it are skipped`);
+          break;
+        }
+        await settled(sender, receiver, LATE_MS, SETTLE_TIMEOUT_MS);
+        withNotes(phases, await commits.check('after catching up'));
+        sender.phase = index + 1;
+        phases.push(await this.phase(sender, fault));
       }
-      sender.phase = index + 1;
-      phases.push(await this.phase(sender, fault));
+      sender.stop();
+      progress('draining: every acknowledged call should arrive');
+      await sender.drain(DRAIN_TIMEOUT_MS);
+      await drained(sender, receiver);
+      withNotes(phases, await commits.check('after the drain'));
+    } finally {
+      await commits.stop();
     }
-    sender.stop();
-    progress('draining: every acknowledged call should arrive');
-    await sender.drain(DRAIN_TIMEOUT_MS);
-    await drained(sender, receiver);
     return results(phases, sender, receiver);
   }
 
@@ -159,10 +170,12 @@ class ClusterSuite {
     return this.s.faults.map((id) => all.find((f) => f.id === id)!);
   }
 
-  /** Steady traffic, the fault, and traffic until deliveries of new calls flow again. */
+  /**
+   * Steady traffic, the fault, and traffic until deliveries of new calls flow again (the
+   * pipeline caught up with the phase before).
+   */
   private async phase(sender: Sender, fault: ClusterFault): Promise<PhaseTimes> {
     const apps = this.stand.apps;
-    await settled(sender, this.stand.receiver, LATE_MS, SETTLE_TIMEOUT_MS);
     const phaseStart = Date.now();
     progress(fault.name);
     await sleep(LEAD_MS);
@@ -190,6 +203,13 @@ class ClusterSuite {
       notes: times.notes,
     };
   }
+}
+
+/** Adds `notes` to the last phase's (none before the first). */
+function withNotes(phases: PhaseTimes[], notes: readonly string[]): void {
+  const last = phases.at(-1);
+  if (last !== undefined)
+    phases[phases.length - 1] = { ...last, notes: [...(last.notes ?? []), ...notes] };
 }
 
 const cluster = settings(process.argv, process.env);

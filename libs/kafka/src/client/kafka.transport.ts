@@ -4,8 +4,9 @@ import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
 import { askFetchWait } from '../internals/fetch-wait.replacement';
 import { beforeRejoin, leaveWhileJoining } from '../internals/rejoin.replacement';
+import { commitNotice, errorType } from '../semantics/commit-notice';
 import { ConsumerState, ConsumerStatus } from '../semantics/consumer-health';
-import { OffsetCommits } from '../semantics/offset-commits';
+import { CommitTrouble, OffsetCommits, PartitionOffset } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
 import { settledWithin } from '../semantics/settled-within';
 import { AssignedPipelines } from './assigned-pipelines';
@@ -42,6 +43,16 @@ const REJOIN_DRAIN_MS = 3_000;
 /** A refused commit is tried again after this long, doubling up to the maximum. */
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
+/** While commits keep being refused, one warning this often at most says for how long. */
+const COMMIT_NOTICE_EVERY_MS = 30_000;
+
+/**
+ * A record still unfinished after this long is logged once: the partition's commits wait
+ * for it. Longer than any handler's own bounded waits (a delivery's request and its retries).
+ */
+const STUCK_RECORD_MS = 60_000;
+/** How often the partitions' first unfinished records are looked at. */
+const STUCK_SWEEP_MS = 10_000;
 
 /**
  * Handles one record; resolves once everything the record caused is durable, or answers
@@ -86,6 +97,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private stopAskingFetchWait?: () => void;
   /** Stops finishing and committing before each rejoin ({@link beforeRejoin}). */
   private stopHookingRejoin?: () => void;
+  /** Looks for records holding their partition's commits ({@link sweepStuck}). */
+  private stuckSweep?: NodeJS.Timeout;
   /** The subscribed topics, prefixed. */
   private subscribed: string[] = [];
   /** Pauses, rewinds and resumes partitions, with their resume timers. */
@@ -94,6 +107,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly assignment: AssignedPipelines;
   /** When the linger after the last fetch that caught up ends; its other batches wait as long. */
   private lingerUntil = 0;
+  /** When the current run of refused commits was last logged. */
+  private commitNoticeAt?: number;
   /** The partitions' finished offsets, committed together. */
   private readonly commits = new OffsetCommits(
     (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
@@ -101,10 +116,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     {
       firstMs: COMMIT_RETRY_MS,
       maxMs: COMMIT_RETRY_MAX_MS,
-      failed: (error, offsets) =>
-        this.log.warn(
-          `commit of ${offsets.length} partition(s) refused again: ${describeError(error)}; retrying`,
-        ),
+      failed: (error, offsets, trouble) => this.commitRefused(error, offsets, trouble),
+      resumed: (trouble) => this.commitsResumed(trouble),
+      now: () => this.now(),
     },
   );
 
@@ -125,6 +139,49 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       log: this.log,
     });
     options.health?.track(() => this.consumerStatus());
+  }
+
+  /**
+   * Logs a refused commit: the first of a run at once, then one line every
+   * {@link COMMIT_NOTICE_EVERY_MS} at most saying for how long, so that commits refused for
+   * minutes (their partitions handled again by their next owner) show in the log.
+   */
+  private commitRefused(
+    error: unknown,
+    offsets: readonly PartitionOffset[],
+    trouble: CommitTrouble,
+  ): void {
+    const now = this.now();
+    const notice = commitNotice(trouble, now, this.commitNoticeAt, COMMIT_NOTICE_EVERY_MS);
+    if (notice === 'quiet') return;
+    this.commitNoticeAt = now;
+    const group = this.options.groupId;
+    const partitions = offsets.map((o) => `${o.topic}[${o.partition}]`).join(', ');
+    const how = `${errorType(error)}: ${describeError(error)}`;
+    this.log.warn(
+      notice === 'first'
+        ? `commits of group ${group} refused (${how}) for ${partitions}; retrying`
+        : `commits of group ${group} refused for ${Math.round(trouble.forMs / 1_000)} s (${trouble.refusals} requests; last ${how}) for ${partitions}; retrying`,
+    );
+  }
+
+  /** Logs each record that has held its partition's commits for {@link STUCK_RECORD_MS}. */
+  private sweepStuck(): void {
+    if (this.closing) return;
+    for (const stuck of this.assignment.stuckHeads(this.now(), STUCK_RECORD_MS)) {
+      this.log.warn(
+        `record ${stuck.topic}[${stuck.partition}]@${stuck.offset} of group ${this.options.groupId} unfinished for ${Math.round(stuck.forMs / 1_000)} s: the partition's commits wait for it`,
+      );
+    }
+  }
+
+  /** Commits go through again after refusals: said once, if the refusals were logged. */
+  private commitsResumed(trouble: CommitTrouble): void {
+    if (this.commitNoticeAt === undefined) return;
+    this.commitNoticeAt = undefined;
+    this.log.warn(
+      `commits of group ${this.options.groupId} go through again after ${Math.round(trouble.forMs / 1_000)} s (${trouble.refusals} refused)`,
+    );
   }
 
   /** What this consumer's next fetch may wait on the broker: short while a partition is about to flow. */
@@ -206,6 +263,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       this.stopAskingFetchWait = undefined;
       this.stopHookingRejoin?.();
       this.stopHookingRejoin = undefined;
+      clearInterval(this.stuckSweep);
+      this.stuckSweep = undefined;
       this.log.log(`group ${this.options.groupId} left`);
     }
   }
@@ -245,6 +304,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.consumer = consumer;
     this.stopAskingFetchWait ??= askFetchWait(this.options.groupId, () => this.fetchWaitMs());
     this.stopHookingRejoin ??= beforeRejoin(this.options.groupId, () => this.beforeRejoin());
+    // Unreferenced: it must never keep a process alive.
+    this.stuckSweep ??= setInterval(() => this.sweepStuck(), STUCK_SWEEP_MS).unref();
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.
