@@ -11,6 +11,7 @@
  * databases).
  */
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { progress, runBench } from '../common.mts';
 import { ReadinessWatch } from './apps.mts';
@@ -26,7 +27,7 @@ import {
   results,
 } from './results.mts';
 import { kafkaLibs, ROOT, Stand } from './stand.mts';
-import { Sender, sleep } from './traffic.mts';
+import { type Receiver, Sender, sleep } from './traffic.mts';
 
 /** Node n's listener is at 19192 + 2(n-1), its controller's one above (19192-19197). */
 const BROKER_PORT_BASE = 19_192;
@@ -141,6 +142,7 @@ class ClusterSuite {
     } finally {
       await commits.stop();
     }
+    if (process.env.CHAOS_LOG_DIR) writeDuplicates(process.env.CHAOS_LOG_DIR, sender, receiver);
     return results(phases, sender, receiver);
   }
 
@@ -203,6 +205,27 @@ class ClusterSuite {
       notes: times.notes,
     };
   }
+}
+
+/**
+ * Every call that arrived more than once, with its times, into `duplicates.json` beside the
+ * apps' logs: which calls a burst of duplicates replayed, to read against the logs.
+ */
+function writeDuplicates(dir: string, sender: Sender, receiver: Receiver): void {
+  const iso = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
+  const rows = [...receiver.arrivals]
+    .filter(([, arrivals]) => arrivals.at.length > 1)
+    .map(([messageId, arrivals]) => {
+      const call = sender.calls.get(messageId);
+      return {
+        messageId,
+        createdAt: iso(call?.createdAt),
+        ackedAt: iso(call?.ackedAt),
+        attempts: call?.attempts,
+        arrivals: arrivals.at.map(iso),
+      };
+    });
+  writeFileSync(join(dir, 'duplicates.json'), JSON.stringify(rows, null, 1));
 }
 
 /** Adds `notes` to the last phase's (none before the first). */
