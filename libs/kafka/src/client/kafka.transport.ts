@@ -157,7 +157,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.commitNoticeAt = now;
     const group = this.options.groupId;
     const partitions = offsets.map((o) => `${o.topic}[${o.partition}]`).join(', ');
-    const how = `${errorType(error)}: ${describeError(error)}`;
+    const type = errorType(error);
+    const described = describeError(error);
+    const how = described.startsWith(`${type}:`) ? described : `${type}: ${described}`;
     this.log.warn(
       notice === 'first'
         ? `commits of group ${group} refused (${how}) for ${partitions}; retrying`
