@@ -41,6 +41,8 @@ const LEAD_MS = 5_000;
 const TAIL_MS = 5_000;
 /** Longest wait, before a fault, for the pipeline to catch up with the one before. */
 const SETTLE_TIMEOUT_MS = 120_000;
+/** Wait after the drain before the last check of the commits (they gather 200 ms). */
+const DRAIN_COMMIT_MS = 5_000;
 /** No fault starts past this, so that the whole run ends within about 20 minutes. */
 const BUDGET_MS = 15 * 60_000;
 
@@ -138,6 +140,8 @@ class ClusterSuite {
       progress('draining: every acknowledged call should arrive');
       await sender.drain(DRAIN_TIMEOUT_MS);
       await drained(sender, receiver);
+      // Nothing more comes: every group should have committed everything by now.
+      await sleep(DRAIN_COMMIT_MS);
       withNotes(phases, await commits.check('after the drain'));
     } finally {
       await commits.stop();

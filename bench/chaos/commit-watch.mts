@@ -12,7 +12,7 @@ import kafkajs, { type Admin } from 'kafkajs';
 import { progress } from '../common.mts';
 
 /** Pause between two reads of the offsets. */
-const POLL_MS = 5_000;
+const POLL_MS = 2_000;
 /**
  * A partition whose committed offset stood still this long with records behind it, after the
  * pipeline caught up, has stalled (a healthy one commits within a fraction of a second).
@@ -80,11 +80,27 @@ export function describeStall(state: PartitionCommitState, now: number): string 
   return `${state.topic}[${state.partition}] committed ${state.committed}, end ${state.end} (${behind} behind), unchanged for ${seconds} s (since ${since} UTC)`;
 }
 
+/**
+ * A partition whose committed offset went back between two reads: commits the group had made
+ * are gone (its coordinator lost them), and the partition's owner will handle again
+ * everything from there.
+ */
+export function describeRegression(
+  before: PartitionCommitState,
+  after: PartitionCommitState,
+): string {
+  const at = new Date(after.movedAt).toISOString().slice(11, 19);
+  const back = before.committed - after.committed;
+  return `${after.topic}[${after.partition}] committed ${before.committed}, then ${after.committed} at ${at} UTC (${back} records back)`;
+}
+
 export class CommitWatch {
   private readonly admin: Admin;
   private readonly states = new Map<string, PartitionCommitState>();
   /** Partitions already reported as stalled during a fault (each once per stall). */
   private readonly told = new Set<string>();
+  /** Committed offsets seen going back since the last check (a rebalance then replays). */
+  private wentBack: string[] = [];
   private timer?: NodeJS.Timeout;
   private reading?: Promise<void>;
   private connected = false;
@@ -127,6 +143,7 @@ export class CommitWatch {
       ...lags.flatMap((g) =>
         g.stalls.map((s) => `COMMITS STALLED: ${shortName(g.group)} ${describeStall(s, now)}`),
       ),
+      ...this.wentBack.splice(0),
     ];
     for (const line of lines) progress(`  ${line}`);
     return lines;
@@ -177,8 +194,14 @@ export class CommitWatch {
     if (end === undefined) return;
     const key = `${group}|${topic}|${partition}`;
     const now = Date.now();
-    const state = nextState(this.states.get(key), { group, topic, partition, committed, end }, now);
+    const before = this.states.get(key);
+    const state = nextState(before, { group, topic, partition, committed, end }, now);
     this.states.set(key, state);
+    if (before !== undefined && committed < before.committed) {
+      const line = `COMMITS WENT BACK: ${group.slice(this.prefix.length)} ${describeRegression(before, state)}`;
+      this.wentBack.push(line);
+      progress(`  ${line}`);
+    }
     if (state.movedAt === now) this.told.delete(key);
     else if (stalled(state, now, LIVE_STALL_MS) && !this.told.has(key)) {
       this.told.add(key);
