@@ -4,12 +4,12 @@ import { Consumer, ConsumerCrashEvent, EachBatchPayload } from 'kafkajs';
 
 import { askFetchWait } from '../internals/fetch-wait.replacement';
 import { beforeRejoin, leaveWhileJoining } from '../internals/rejoin.replacement';
-import { commitNotice, errorType } from '../semantics/commit-notice';
 import { ConsumerState, ConsumerStatus } from '../semantics/consumer-health';
-import { CommitTrouble, OffsetCommits, PartitionOffset } from '../semantics/offset-commits';
+import { OffsetCommits } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
 import { settledWithin } from '../semantics/settled-within';
 import { AssignedPipelines } from './assigned-pipelines';
+import { CommitWarnings } from './commit-warnings';
 import { describeError } from './describe-error';
 import { incomingRecord } from './incoming-record';
 import {
@@ -43,8 +43,6 @@ const REJOIN_DRAIN_MS = 3_000;
 /** A refused commit is tried again after this long, doubling up to the maximum. */
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
-/** While commits keep being refused, one warning this often at most says for how long. */
-const COMMIT_NOTICE_EVERY_MS = 30_000;
 
 /**
  * A record still unfinished after this long is logged once: the partition's commits wait
@@ -107,8 +105,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly assignment: AssignedPipelines;
   /** When the linger after the last fetch that caught up ends; its other batches wait as long. */
   private lingerUntil = 0;
-  /** When the current run of refused commits was last logged. */
-  private commitNoticeAt?: number;
+  /** Says when commits stand still (refused, or held back by a record). */
+  private readonly warnings: CommitWarnings;
   /** The partitions' finished offsets, committed together. */
   private readonly commits = new OffsetCommits(
     (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
@@ -116,8 +114,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     {
       firstMs: COMMIT_RETRY_MS,
       maxMs: COMMIT_RETRY_MAX_MS,
-      failed: (error, offsets, trouble) => this.commitRefused(error, offsets, trouble),
-      resumed: (trouble) => this.commitsResumed(trouble),
+      failed: (error, offsets, trouble) => this.warnings.refused(error, offsets, trouble),
+      resumed: (trouble) => this.warnings.resumed(trouble),
       now: () => this.now(),
     },
   );
@@ -125,6 +123,7 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   constructor(private readonly options: KafkaTransportOptions) {
     super();
     this.now = options.now ?? Date.now;
+    this.warnings = new CommitWarnings(options.groupId, this.log, () => this.now());
     this.partitions = new PartitionControl(
       () => this.consumer,
       this.now,
@@ -141,49 +140,9 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     options.health?.track(() => this.consumerStatus());
   }
 
-  /**
-   * Logs a refused commit: the first of a run at once, then one line every
-   * {@link COMMIT_NOTICE_EVERY_MS} at most saying for how long, so that commits refused for
-   * minutes (their partitions handled again by their next owner) show in the log.
-   */
-  private commitRefused(
-    error: unknown,
-    offsets: readonly PartitionOffset[],
-    trouble: CommitTrouble,
-  ): void {
-    const now = this.now();
-    const notice = commitNotice(trouble, now, this.commitNoticeAt, COMMIT_NOTICE_EVERY_MS);
-    if (notice === 'quiet') return;
-    this.commitNoticeAt = now;
-    const group = this.options.groupId;
-    const partitions = offsets.map((o) => `${o.topic}[${o.partition}]`).join(', ');
-    const type = errorType(error);
-    const described = describeError(error);
-    const how = described.startsWith(`${type}:`) ? described : `${type}: ${described}`;
-    this.log.warn(
-      notice === 'first'
-        ? `commits of group ${group} refused (${how}) for ${partitions}; retrying`
-        : `commits of group ${group} refused for ${Math.round(trouble.forMs / 1_000)} s (${trouble.refusals} requests; last ${how}) for ${partitions}; retrying`,
-    );
-  }
-
   /** Logs each record that has held its partition's commits for {@link STUCK_RECORD_MS}. */
   private sweepStuck(): void {
-    if (this.closing) return;
-    for (const stuck of this.assignment.stuckHeads(this.now(), STUCK_RECORD_MS)) {
-      this.log.warn(
-        `record ${stuck.topic}[${stuck.partition}]@${stuck.offset} of group ${this.options.groupId} unfinished for ${Math.round(stuck.forMs / 1_000)} s: the partition's commits wait for it`,
-      );
-    }
-  }
-
-  /** Commits go through again after refusals: said once, if the refusals were logged. */
-  private commitsResumed(trouble: CommitTrouble): void {
-    if (this.commitNoticeAt === undefined) return;
-    this.commitNoticeAt = undefined;
-    this.log.warn(
-      `commits of group ${this.options.groupId} go through again after ${Math.round(trouble.forMs / 1_000)} s (${trouble.refusals} refused)`,
-    );
+    if (!this.closing) this.warnings.stuck(this.assignment.stuckHeads(this.now(), STUCK_RECORD_MS));
   }
 
   /** What this consumer's next fetch may wait on the broker: short while a partition is about to flow. */
