@@ -143,10 +143,10 @@ export class CommitWatch {
       ...lags.flatMap((g) =>
         g.stalls.map((s) => `COMMITS STALLED: ${shortName(g.group)} ${describeStall(s, now)}`),
       ),
-      ...this.wentBack.splice(0),
     ];
     for (const line of lines) progress(`  ${line}`);
-    return lines;
+    // Printed when seen; the report has them with the phase's notes.
+    return [...lines, ...this.wentBack.splice(0)];
   }
 
   /** One read of every group's commits and its topics' ends; a failed read is skipped. */
