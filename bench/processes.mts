@@ -9,8 +9,11 @@ import { createInterface } from 'node:readline';
 
 /** Lines of a child's output kept for an error message. */
 const TAIL_LINES = 40;
-/** Longest wait for a child to stop after SIGTERM before SIGKILL. */
-const STOP_TIMEOUT_MS = 15_000;
+/**
+ * Longest wait for a child to stop after SIGTERM before SIGKILL: longer than the apps' own
+ * SHUTDOWN_TIMEOUT_MS (15 s), so that a slow stop ends, and logs, by the app's own timer.
+ */
+const STOP_TIMEOUT_MS = 20_000;
 
 /** A started child process and the last lines it printed. */
 export class Managed {

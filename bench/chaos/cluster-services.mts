@@ -4,7 +4,14 @@
  * cluster id), and a database of its own in the shared PostgreSQL, made again on every run.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,8 +62,20 @@ export class ChaosCluster {
     await Promise.all(this.nodes.map((node) => this.startNode(node)));
   }
 
+  /**
+   * With CHAOS_LOG_DIR set, each node's own log (warnings and errors) is kept there as
+   * `broker-<node>.log`, every run of the node appended: a start overwrites `kafka.out`.
+   */
+  private keepLog(node: number): void {
+    const dir = process.env.CHAOS_LOG_DIR;
+    const log = join(this.nodeDir(node), 'kafka', 'logs', 'kafka.out');
+    if (!dir || !existsSync(log)) return;
+    appendFileSync(join(dir, `broker-${node}.log`), readFileSync(log));
+  }
+
   /** Starts a node (again); resolves once it answers. Its data survives a stop. */
   async startNode(node: number): Promise<void> {
+    this.keepLog(node);
     const extra = join(this.dir, `node-${node}.properties`);
     writeFileSync(extra, this.properties(node));
     await localBroker(this.root, 'up', this.nodeDir(node), this.port(node), this.kafkaLibs, {
@@ -115,6 +134,7 @@ export class ChaosCluster {
   /** Stops every node and removes their data. */
   async destroy(): Promise<void> {
     await Promise.all(this.nodes.map((node) => this.stopNode(node).catch(() => undefined)));
+    for (const node of this.nodes) this.keepLog(node);
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -11,11 +11,13 @@
  * databases).
  */
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { progress, runBench } from '../common.mts';
 import { ReadinessWatch } from './apps.mts';
 import { type ClusterFault, clusterFaults } from './cluster-faults.mts';
 import { ChaosCluster, SharedDatabase } from './cluster-services.mts';
+import { CommitWatch } from './commit-watch.mts';
 import { DRAIN_TIMEOUT_MS, drained, firstDelivery, recovered, settled } from './phases.mts';
 import {
   type ChaosReport,
@@ -25,7 +27,7 @@ import {
   results,
 } from './results.mts';
 import { kafkaLibs, ROOT, Stand } from './stand.mts';
-import { Sender, sleep } from './traffic.mts';
+import { type Receiver, Sender, sleep } from './traffic.mts';
 
 /** Node n's listener is at 19192 + 2(n-1), its controller's one above (19192-19197). */
 const BROKER_PORT_BASE = 19_192;
@@ -39,6 +41,8 @@ const LEAD_MS = 5_000;
 const TAIL_MS = 5_000;
 /** Longest wait, before a fault, for the pipeline to catch up with the one before. */
 const SETTLE_TIMEOUT_MS = 120_000;
+/** Wait after the drain before the last check of the commits (they gather 200 ms). */
+const DRAIN_COMMIT_MS = 5_000;
 /** No fault starts past this, so that the whole run ends within about 20 minutes. */
 const BUDGET_MS = 15 * 60_000;
 
@@ -117,19 +121,32 @@ class ClusterSuite {
       }),
     );
     const phases: PhaseTimes[] = [];
+    // Every group's commits against its topics' ends, after each phase's catch-up.
+    const commits = new CommitWatch(this.cluster.brokers, this.stand.topicPrefix);
+    commits.start();
     sender.start();
-    for (const [index, fault] of faults.entries()) {
-      if (Date.now() - started > BUDGET_MS) {
-        progress(`time budget spent: ${fault.name} and the faults after it are skipped`);
-        break;
+    try {
+      for (const [index, fault] of faults.entries()) {
+        if (Date.now() - started > BUDGET_MS) {
+          progress(`time budget spent: ${fault.name} and the faults after it are skipped`);
+          break;
+        }
+        await settled(sender, receiver, LATE_MS, SETTLE_TIMEOUT_MS);
+        withNotes(phases, await commits.check('after catching up'));
+        sender.phase = index + 1;
+        phases.push(await this.phase(sender, fault));
       }
-      sender.phase = index + 1;
-      phases.push(await this.phase(sender, fault));
+      sender.stop();
+      progress('draining: every acknowledged call should arrive');
+      await sender.drain(DRAIN_TIMEOUT_MS);
+      await drained(sender, receiver);
+      // Nothing more comes: every group should have committed everything by now.
+      await sleep(DRAIN_COMMIT_MS);
+      withNotes(phases, await commits.check('after the drain'));
+    } finally {
+      await commits.stop();
     }
-    sender.stop();
-    progress('draining: every acknowledged call should arrive');
-    await sender.drain(DRAIN_TIMEOUT_MS);
-    await drained(sender, receiver);
+    if (process.env.CHAOS_LOG_DIR) writeDuplicates(process.env.CHAOS_LOG_DIR, sender, receiver);
     return results(phases, sender, receiver);
   }
 
@@ -159,10 +176,12 @@ class ClusterSuite {
     return this.s.faults.map((id) => all.find((f) => f.id === id)!);
   }
 
-  /** Steady traffic, the fault, and traffic until deliveries of new calls flow again. */
+  /**
+   * Steady traffic, the fault, and traffic until deliveries of new calls flow again (the
+   * pipeline caught up with the phase before).
+   */
   private async phase(sender: Sender, fault: ClusterFault): Promise<PhaseTimes> {
     const apps = this.stand.apps;
-    await settled(sender, this.stand.receiver, LATE_MS, SETTLE_TIMEOUT_MS);
     const phaseStart = Date.now();
     progress(fault.name);
     await sleep(LEAD_MS);
@@ -190,6 +209,34 @@ class ClusterSuite {
       notes: times.notes,
     };
   }
+}
+
+/**
+ * Every call that arrived more than once, with its times, into `duplicates.json` beside the
+ * apps' logs: which calls a burst of duplicates replayed, to read against the logs.
+ */
+function writeDuplicates(dir: string, sender: Sender, receiver: Receiver): void {
+  const iso = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
+  const rows = [...receiver.arrivals]
+    .filter(([, arrivals]) => arrivals.at.length > 1)
+    .map(([messageId, arrivals]) => {
+      const call = sender.calls.get(messageId);
+      return {
+        messageId,
+        createdAt: iso(call?.createdAt),
+        ackedAt: iso(call?.ackedAt),
+        attempts: call?.attempts,
+        arrivals: arrivals.at.map(iso),
+      };
+    });
+  writeFileSync(join(dir, 'duplicates.json'), JSON.stringify(rows, null, 1));
+}
+
+/** Adds `notes` to the last phase's (none before the first). */
+function withNotes(phases: PhaseTimes[], notes: readonly string[]): void {
+  const last = phases.at(-1);
+  if (last !== undefined)
+    phases[phases.length - 1] = { ...last, notes: [...(last.notes ?? []), ...notes] };
 }
 
 const cluster = settings(process.argv, process.env);

@@ -5,6 +5,8 @@ import { join, relative } from 'node:path';
 
 import { parse } from 'yaml';
 
+import { BaseEnv } from '@app/config';
+
 import { CONSOLE_MODULES } from '../../../apps/admin/src/console/console.routes';
 
 import { buildToTemporaryDir, entryPoints, readRepoFile, ROOT, variablesOf } from './ops-files';
@@ -118,6 +120,18 @@ describe('docker/Dockerfile and docker/compose.yml', () => {
       const known = variablesOf(app);
       const unknown = Object.keys(services[app].environment).filter((name) => !known.has(name));
       expect({ app, unknown }).toEqual({ app, unknown: [] });
+    }
+  });
+
+  it("gives every app longer to stop than its own shutdown timeout before Docker's SIGKILL", () => {
+    const services = (parse(compose, { merge: true }) as { services: Record<string, any> })
+      .services;
+    const shutdownMs = new BaseEnv().SHUTDOWN_TIMEOUT_MS;
+    for (const app of ['ingest', 'admin', 'router', 'dispatcher']) {
+      const grace = /^(\d+)s$/.exec(String(services[app].stop_grace_period));
+      const graceMs = grace ? Number(grace[1]) * 1_000 : 0;
+      // The app's own timer ends it after SHUTDOWN_TIMEOUT_MS; a few seconds more to exit.
+      expect({ app, longEnough: graceMs >= shutdownMs + 5_000 }).toEqual({ app, longEnough: true });
     }
   });
 

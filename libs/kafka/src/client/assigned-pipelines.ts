@@ -13,6 +13,14 @@ import { PartitionControl } from './partition-control';
  */
 const ADMISSION_WAIT_MS = 1_000;
 
+/** A partition whose first unfinished record has been in flight long: its commits wait for it. */
+export interface StuckHead {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly forMs: number;
+}
+
 /** What the pipelines of a transport share. */
 export interface AssignedPipelinesDeps {
   readonly options: Pick<
@@ -45,6 +53,8 @@ export class AssignedPipelines {
    */
   private readonly finished = new Map<string, bigint>();
   private readonly finishing = new Map<string, Set<PartitionPipeline>>();
+  /** Each current pipeline's first unfinished record at the last sweep, since when, and if told. */
+  private readonly heads = new Map<string, { offset: string; since: number; told: boolean }>();
   private current = 0;
 
   constructor(private readonly deps: AssignedPipelinesDeps) {}
@@ -80,7 +90,31 @@ export class AssignedPipelines {
       });
     }
     this.pipelines = new Map();
+    this.heads.clear();
     if (!this.deps.closing()) this.deps.partitions.resumeAll();
+  }
+
+  /**
+   * The partitions of the current assignment whose first unfinished record was the same at
+   * every sweep for `afterMs` or more, each record once: nothing after it is committed, so
+   * the partition's next owner handles again everything since (a handler that never
+   * answers would otherwise go unnoticed until then). Call every few seconds.
+   */
+  stuckHeads(now: number, afterMs: number): StuckHead[] {
+    const stuck: StuckHead[] = [];
+    for (const [key, pipeline] of this.pipelines) {
+      const offset = pipeline.firstUnfinished();
+      const head = this.heads.get(key);
+      if (offset === undefined) this.heads.delete(key);
+      else if (head === undefined || head.offset !== offset)
+        this.heads.set(key, { offset, since: now, told: false });
+      else if (!head.told && now - head.since >= afterMs) {
+        head.told = true;
+        const [topic, partition] = splitKey(key);
+        stuck.push({ topic, partition, offset, forMs: now - head.since });
+      }
+    }
+    return stuck;
   }
 
   /**
@@ -136,9 +170,8 @@ export class AssignedPipelines {
           // Nothing more is fetched until the records in flight finish and it rewinds.
           if (current()) partitions.pauseAfterFailure(topic, partition);
         },
-        commitFailed: (error) => {
-          log.warn(`commit on ${topic}[${partition}] refused: ${describeError(error)}; retrying`);
-        },
+        // The transport's commits log refusals for the whole group, a line a while at most.
+        commitFailed: () => undefined,
       },
     );
     this.pipelines.set(key, pipeline);

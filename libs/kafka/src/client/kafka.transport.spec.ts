@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { ConsumerConfig, EachBatchPayload, KafkaMessage } from 'kafkajs';
 
 import { KafkaConnection } from '../internals/kafka.connection';
@@ -274,5 +275,53 @@ describe(KafkaTransport.name, () => {
     await expect(closed).resolves.toBeUndefined();
     expect(consumer.committed).toEqual([]);
     expect(consumer.disconnect).toHaveBeenCalledTimes(1);
+  });
+
+  describe('says in its log what holds its commits back', () => {
+    let warnings: string[];
+    beforeEach(() => {
+      warnings = [];
+      jest
+        .spyOn(Logger.prototype, 'warn')
+        .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('a record unfinished for a minute, once', async () => {
+      const { consumer } = await started({}, { calls: () => new Promise<void>(() => undefined) });
+      await consumer.eachBatch?.(batchOf('p.calls', 2, [{ offset: '7' }, { offset: '8' }]));
+      await jest.advanceTimersByTimeAsync(60_000);
+      expect(warnings).toEqual([]);
+      await jest.advanceTimersByTimeAsync(10_000);
+      await jest.advanceTimersByTimeAsync(120_000);
+      expect(warnings).toEqual([
+        "record p.calls[2]@7 of group g unfinished for 60 s: the partition's commits wait for it",
+      ]);
+    });
+
+    it('commits refused for long: the first refusal, a line every 30 s with how long, and their return', async () => {
+      const { consumer } = await started({}, { calls: () => Promise.resolve() });
+      let refusing = true;
+      const illegal = Object.assign(new Error('Specified group generation id is not valid'), {
+        name: 'KafkaJSNonRetriableError',
+        type: 'ILLEGAL_GENERATION',
+      });
+      consumer.commitOffsets = (offsets) => {
+        consumer.committed.push(offsets);
+        return refusing ? Promise.reject(illegal) : Promise.resolve();
+      };
+      await consumer.eachBatch?.(batchOf('p.calls', 0, [{ offset: '3' }]));
+      // Refused at 0.2 s, then retried 1, 2, 4, 8, 16 and 30 s apart: 7 requests by 61.2 s.
+      await jest.advanceTimersByTimeAsync(61_200);
+      expect(consumer.committed).toHaveLength(7);
+      refusing = false;
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(warnings).toEqual([
+        'commits of group g refused (ILLEGAL_GENERATION: KafkaJSNonRetriableError: Specified group generation id is not valid) for p.calls[0]; retrying',
+        'commits of group g refused for 31 s (6 requests; last ILLEGAL_GENERATION: KafkaJSNonRetriableError: Specified group generation id is not valid) for p.calls[0]; retrying',
+        'commits of group g refused for 61 s (7 requests; last ILLEGAL_GENERATION: KafkaJSNonRetriableError: Specified group generation id is not valid) for p.calls[0]; retrying',
+        'commits of group g go through again after 91 s (7 refused)',
+      ]);
+    });
   });
 });

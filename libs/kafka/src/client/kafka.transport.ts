@@ -9,6 +9,7 @@ import { OffsetCommits } from '../semantics/offset-commits';
 import { PipelineHandler } from '../semantics/partition-pipeline';
 import { settledWithin } from '../semantics/settled-within';
 import { AssignedPipelines } from './assigned-pipelines';
+import { CommitWarnings } from './commit-warnings';
 import { describeError } from './describe-error';
 import { incomingRecord } from './incoming-record';
 import {
@@ -42,6 +43,14 @@ const REJOIN_DRAIN_MS = 3_000;
 /** A refused commit is tried again after this long, doubling up to the maximum. */
 const COMMIT_RETRY_MS = 1_000;
 const COMMIT_RETRY_MAX_MS = 30_000;
+
+/**
+ * A record still unfinished after this long is logged once: the partition's commits wait
+ * for it. Longer than any handler's own bounded waits (a delivery's request and its retries).
+ */
+const STUCK_RECORD_MS = 60_000;
+/** How often the partitions' first unfinished records are looked at. */
+const STUCK_SWEEP_MS = 10_000;
 
 /**
  * Handles one record; resolves once everything the record caused is durable, or answers
@@ -86,6 +95,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private stopAskingFetchWait?: () => void;
   /** Stops finishing and committing before each rejoin ({@link beforeRejoin}). */
   private stopHookingRejoin?: () => void;
+  /** Looks for records holding their partition's commits ({@link sweepStuck}). */
+  private stuckSweep?: NodeJS.Timeout;
   /** The subscribed topics, prefixed. */
   private subscribed: string[] = [];
   /** Pauses, rewinds and resumes partitions, with their resume timers. */
@@ -94,6 +105,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
   private readonly assignment: AssignedPipelines;
   /** When the linger after the last fetch that caught up ends; its other batches wait as long. */
   private lingerUntil = 0;
+  /** Says when commits stand still (refused, or held back by a record). */
+  private readonly warnings: CommitWarnings;
   /** The partitions' finished offsets, committed together. */
   private readonly commits = new OffsetCommits(
     (offsets) => this.consumer?.commitOffsets(offsets) ?? Promise.resolve(),
@@ -101,16 +114,16 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     {
       firstMs: COMMIT_RETRY_MS,
       maxMs: COMMIT_RETRY_MAX_MS,
-      failed: (error, offsets) =>
-        this.log.warn(
-          `commit of ${offsets.length} partition(s) refused again: ${describeError(error)}; retrying`,
-        ),
+      failed: (error, offsets, trouble) => this.warnings.refused(error, offsets, trouble),
+      resumed: (trouble) => this.warnings.resumed(trouble),
+      now: () => this.now(),
     },
   );
 
   constructor(private readonly options: KafkaTransportOptions) {
     super();
     this.now = options.now ?? Date.now;
+    this.warnings = new CommitWarnings(options.groupId, this.log, () => this.now());
     this.partitions = new PartitionControl(
       () => this.consumer,
       this.now,
@@ -125,6 +138,11 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       log: this.log,
     });
     options.health?.track(() => this.consumerStatus());
+  }
+
+  /** Logs each record that has held its partition's commits for {@link STUCK_RECORD_MS}. */
+  private sweepStuck(): void {
+    if (!this.closing) this.warnings.stuck(this.assignment.stuckHeads(this.now(), STUCK_RECORD_MS));
   }
 
   /** What this consumer's next fetch may wait on the broker: short while a partition is about to flow. */
@@ -206,6 +224,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
       this.stopAskingFetchWait = undefined;
       this.stopHookingRejoin?.();
       this.stopHookingRejoin = undefined;
+      clearInterval(this.stuckSweep);
+      this.stuckSweep = undefined;
       this.log.log(`group ${this.options.groupId} left`);
     }
   }
@@ -245,6 +265,8 @@ export class KafkaTransport extends Server implements CustomTransportStrategy {
     this.consumer = consumer;
     this.stopAskingFetchWait ??= askFetchWait(this.options.groupId, () => this.fetchWaitMs());
     this.stopHookingRejoin ??= beforeRejoin(this.options.groupId, () => this.beforeRejoin());
+    // Unreferenced: it must never keep a process alive.
+    this.stuckSweep ??= setInterval(() => this.sweepStuck(), STUCK_SWEEP_MS).unref();
     this.state = 'joining';
     // After a rebalance, nothing may stay paused by a timer that belonged to the old
     // assignment: resume everything; a head record still not due pauses it again.

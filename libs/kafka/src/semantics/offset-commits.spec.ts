@@ -158,13 +158,16 @@ describe(OffsetCommits.name, () => {
       expect(sent).toEqual([['0@5']]);
     });
 
-    it('backs off doubling up to the maximum, tells of each refused retry, and starts over after a success', async () => {
+    it('backs off doubling up to the maximum, tells of each refusal and of the success after them, and starts over', async () => {
       const failed = jest.fn();
+      const resumed = jest.fn();
       const started = Date.now();
       const { sent, commits } = await afterFirstRequest(4, {
         firstMs: 1_000,
         maxMs: 3_000,
         failed,
+        resumed,
+        now: () => Date.now(),
       });
       const times: number[] = [];
       const count = () => {
@@ -177,8 +180,12 @@ describe(OffsetCommits.name, () => {
       }
       // Refused at 50, retried at 1,050 (refused), 3,050 (refused), 6,050 (refused), 9,050.
       expect(times).toEqual([50, 1_050, 3_050, 6_050, 9_050]);
-      expect(failed).toHaveBeenCalledTimes(3);
-      expect(failed).toHaveBeenLastCalledWith(expect.any(Error), [offset(0, '5')]);
+      expect(failed).toHaveBeenCalledTimes(4);
+      expect(failed).toHaveBeenLastCalledWith(expect.any(Error), [offset(0, '5')], {
+        refusals: 4,
+        forMs: 6_000,
+      });
+      expect(resumed).toHaveBeenCalledWith({ refusals: 4, forMs: 9_000 });
       // After the success a new commit waits only for the gathering time.
       const next = commits.commit(offset(0, '6'), yes);
       await advance(50);

@@ -12,12 +12,28 @@ interface Wanted {
   readonly waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
+/** Since when a consumer's commits have been refused, and how often. */
+export interface CommitTrouble {
+  /** Refused requests in a row, this one included (or, once through, before it). */
+  readonly refusals: number;
+  /** From the first of them to now. */
+  readonly forMs: number;
+}
+
 /** Retries of refused commits: `firstMs` after the refusal, doubling up to `maxMs`. */
 export interface CommitRetry {
   readonly firstMs: number;
   readonly maxMs: number;
-  /** Told of each refused retry (the first refusal rejects the committers instead). */
-  readonly failed?: (error: unknown, offsets: readonly PartitionOffset[]) => void;
+  /** Told of each refused request, with how long commits have been refused. */
+  readonly failed?: (
+    error: unknown,
+    offsets: readonly PartitionOffset[],
+    trouble: CommitTrouble,
+  ) => void;
+  /** Told when a request goes through after refused ones. */
+  readonly resumed?: (trouble: CommitTrouble) => void;
+  /** The clock of `forMs`. */
+  readonly now?: () => number;
 }
 
 const DEFAULT_RETRY: CommitRetry = { firstMs: 1_000, maxMs: 30_000 };
@@ -45,6 +61,9 @@ export class OffsetCommits {
   private retryMs = 0;
   /** False once {@link stopRetrying} was called. */
   private retrying = true;
+  /** Refused requests since the last one that went through, and when the first was. */
+  private refusals = 0;
+  private refusedSince = 0;
 
   /**
    * @param send commits the offsets in one request (kafkajs `consumer.commitOffsets`)
@@ -100,6 +119,7 @@ export class OffsetCommits {
           () => undefined,
         );
         await request;
+        this.through();
       }
       this.retryMs = 0;
       for (const entry of batch) for (const waiter of entry.waiters) waiter.resolve();
@@ -125,21 +145,36 @@ export class OffsetCommits {
     this.schedule();
   }
 
+  /** A request went through: tells of the refusals before it, if any. */
+  private through(): void {
+    if (this.refusals === 0) return;
+    const trouble = { refusals: this.refusals, forMs: this.clock() - this.refusedSince };
+    this.refusals = 0;
+    this.retry.resumed?.(trouble);
+  }
+
   /** Wants the refused offsets again (unless newer ones came meanwhile), after a backoff. */
   private refused(entries: readonly Wanted[], error: unknown): void {
+    const now = this.clock();
+    if (this.refusals === 0) this.refusedSince = now;
+    this.refusals += 1;
+    const trouble = { refusals: this.refusals, forMs: now - this.refusedSince };
+    this.retry.failed?.(
+      error,
+      entries.map((entry) => entry.offset),
+      trouble,
+    );
     if (!this.retrying) return;
-    const onlyRetries = entries.every((entry) => entry.waiters.length === 0);
-    if (onlyRetries)
-      this.retry.failed?.(
-        error,
-        entries.map((entry) => entry.offset),
-      );
     this.retryMs =
       this.retryMs === 0 ? this.retry.firstMs : Math.min(this.retryMs * 2, this.retry.maxMs);
     for (const entry of entries) {
       const key = keyOf(entry.offset);
       if (!this.wanted.has(key)) this.wanted.set(key, { ...entry, waiters: [] });
     }
+  }
+
+  private clock(): number {
+    return (this.retry.now ?? Date.now)();
   }
 
   private schedule(): void {
