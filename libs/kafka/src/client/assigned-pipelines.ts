@@ -170,8 +170,6 @@ export class AssignedPipelines {
           // Nothing more is fetched until the records in flight finish and it rewinds.
           if (current()) partitions.pauseAfterFailure(topic, partition);
         },
-        // The transport's commits log refusals for the whole group, a line a while at most.
-        commitFailed: () => undefined,
       },
     );
     this.pipelines.set(key, pipeline);

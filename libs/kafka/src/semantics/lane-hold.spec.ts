@@ -33,7 +33,6 @@ class Control implements PipelineControl {
   release(): void {
     this.releases += 1;
   }
-  commitFailed(): void {}
 }
 
 /**

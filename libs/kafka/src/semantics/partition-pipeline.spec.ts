@@ -59,7 +59,6 @@ class Control implements PipelineControl {
   release(): void {
     this.releases += 1;
   }
-  commitFailed(): void {}
 }
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -21,8 +21,6 @@ export interface PipelineControl {
   release(): void;
   /** A handler threw on the record at `offset`; the pipeline rewinds to it after a back-off. */
   failed(offset: string, error: unknown): void;
-  /** A commit was refused (the committer retries it; a later one covers its offsets too). */
-  commitFailed(error: unknown): void;
 }
 
 /** How a partition's records are handled. */
