@@ -24,10 +24,25 @@ function buildTable(): Int32Array {
   return table;
 }
 
+/**
+ * Bytes one call of {@link update} hashes. A long loop in a single call gets compiled on stack
+ * replacement, and that code was entered and thrown out again at the loop's end on every later
+ * call of the process (a deopt loop, in some processes only): short calls are compiled whole.
+ */
+const CHUNK = 1024;
+
 /** The CRC-32C of `bytes[start, end)`, as an unsigned 32-bit number. */
 export function crc32c(bytes: Uint8Array, start = 0, end = bytes.length): number {
-  const t = TABLE;
   let crc = -1;
+  for (let at = start; at < end; at += CHUNK) {
+    crc = update(crc, bytes, at, Math.min(at + CHUNK, end));
+  }
+  return (crc ^ -1) >>> 0;
+}
+
+/** `crc` (not yet inverted) carried over `bytes[start, end)`. */
+function update(crc: number, bytes: Uint8Array, start: number, end: number): number {
+  const t = TABLE;
   let i = start;
   for (const last8 = end - 8; i <= last8; i += 8) {
     const low =
@@ -43,5 +58,5 @@ export function crc32c(bytes: Uint8Array, start = 0, end = bytes.length): number
       t[bytes[i + 7]];
   }
   for (; i < end; i += 1) crc = t[(crc ^ bytes[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ -1) >>> 0;
+  return crc;
 }
