@@ -46,6 +46,8 @@ export class FetchedMessage implements FetchedRecord {
   readonly #headersAt: number;
   readonly #headerCount: number;
   #headers: Record<string, HeaderValue | HeaderValue[]> | undefined;
+  /** The headers' positions in `#bytes` ({@link headerSpans}), found on the first read by name. */
+  #spans: number[] | undefined;
 
   constructor(
     readonly magicByte: number,
@@ -76,25 +78,41 @@ export class FetchedMessage implements FetchedRecord {
    * absent or null. The same as the last value in `headers`, without building them.
    */
   headerText(name: string): string | undefined {
+    // Consumers read several headers of a record: the positions are found once, on the first.
+    const spans = (this.#spans ??= headerSpans(this.#bytes, this.#headersAt, this.#headerCount));
     const bytes = this.#bytes;
     const wanted = nameBytes(name);
-    const reader = new Reader(bytes, this.#headersAt);
-    let found: string | undefined;
-    for (let h = 0; h < this.#headerCount; h += 1) {
-      const nameLength = reader.varint();
-      const nameAt = reader.pos;
-      reader.pos += Math.max(nameLength, 0);
-      const valueLength = reader.varint();
-      const valueAt = reader.pos;
-      reader.pos += Math.max(valueLength, 0);
+    // From the end: a repeated name's last value is the one the header map keeps.
+    for (let at = spans.length - SPAN; at >= 0; at -= SPAN) {
+      const nameLength = spans[at + 1];
       // A null name reads as "null", as kafkajs's map has it.
       const matches =
-        nameLength < 0 ? name === 'null' : sameBytes(bytes, nameAt, nameLength, wanted);
-      if (matches)
-        found = valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, reader.pos);
+        nameLength < 0 ? name === 'null' : sameBytes(bytes, spans[at], nameLength, wanted);
+      if (!matches) continue;
+      const valueAt = spans[at + 2];
+      const valueLength = spans[at + 3];
+      return valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, valueAt + valueLength);
     }
-    return found;
+    return undefined;
   }
+}
+
+/** A header's numbers in its record's positions: name at, name length, value at, value length. */
+const SPAN = 4;
+
+/** Where each of `count` headers from `at` has its name and value (lengths -1 for null). */
+function headerSpans(bytes: Buffer, at: number, count: number): number[] {
+  const reader = new Reader(bytes, at);
+  const spans: number[] = [];
+  for (let h = 0; h < count; h += 1) {
+    const nameLength = reader.varint();
+    spans.push(reader.pos, nameLength);
+    reader.pos += Math.max(nameLength, 0);
+    const valueLength = reader.varint();
+    spans.push(reader.pos, valueLength);
+    reader.pos += Math.max(valueLength, 0);
+  }
+  return spans;
 }
 
 /** Header names as UTF-8, for the few names consumers ask for by name. */
