@@ -34,8 +34,8 @@ const { SecretBox } = require('../dist/libs/signing/src/index.js') as {
 const FILL_CHUNK = 2_000;
 const FILL_CONCURRENCY = 4;
 
-/** The three measurements' topic prefixes, under the stand's own. */
-export type Part = 'a' | 'b' | 'c';
+/** The measurements' topic prefixes, under the stand's own (`d`: (a)'s batching sides). */
+export type Part = 'a' | 'b' | 'c' | 'd';
 
 /** What the stand needs to know. */
 export interface DispatcherStandOptions {
@@ -148,7 +148,7 @@ export class DispatcherStand {
     });
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    const topics = (['a', 'b', 'c'] as const).flatMap((part) => [
+    const topics = (['a', 'b', 'c', 'd'] as const).flatMap((part) => [
       ...Object.values(TOPIC).map((name) => `${this.partPrefix(part)}${name}`),
       ...this.tierTopics(part),
     ]);
@@ -182,21 +182,22 @@ export class DispatcherStand {
   }
 
   /**
-   * Pre-fills part `a` with `records` deliveries for the healthy destination and part `b`
-   * with as many, every `otherEvery`-th for the other one and the rest spread over the healthy
-   * destinations in turn; returns records/s.
+   * Pre-fills part `a` with `records` deliveries for the healthy destination, part `d` with
+   * `batchRecords` of them, and part `b` with `records`, every `otherEvery`-th for the other
+   * destination and the rest spread over the healthy destinations in turn; returns records/s.
    */
-  async fillMain(records: number, otherEvery: number): Promise<number> {
+  async fillMain(records: number, batchRecords: number, otherEvery: number): Promise<number> {
     const started = performance.now();
     const healthy = [this.healthy, ...this.moreHealthy];
     await this.produce(this.mainTopic('a'), records, (i) => this.delivery(i, this.healthy));
+    await this.produce(this.mainTopic('d'), batchRecords, (i) => this.delivery(i, this.healthy));
     await this.produce(this.mainTopic('b'), records, (i) =>
       this.delivery(
         i,
         i % otherEvery === otherEvery - 1 ? this.other : healthy[i % healthy.length],
       ),
     );
-    return (2 * records) / ((performance.now() - started) / 1000);
+    return (2 * records + batchRecords) / ((performance.now() - started) / 1000);
   }
 
   /** Puts `perTier` retries of the healthy destination, due in an hour, on every tier of part `c`. */

@@ -111,9 +111,11 @@ class DispatcherBench {
     progress(`setting up (topic prefix ${this.stand.prefix})`);
     this.otherUrl = `${this.okOrigin}${OTHER_PATH}`;
     await this.stand.setUp(`${this.okOrigin}${HEALTHY_PATH}`, this.otherUrl);
-    progress(`pre-filling 2 x ${count(s.deliveries)} deliveries`);
+    // Part d only when a batching side runs: filling it takes a while.
+    const batchRecords = s.sides.some((side) => BATCH_SIDES[side]) ? s.batchDeliveries : 0;
+    progress(`pre-filling 2 x ${count(s.deliveries)} + ${count(batchRecords)} deliveries`);
     const otherEvery = Math.round(100 / s.otherPercent);
-    const fillPerSecond = await this.stand.fillMain(s.deliveries, otherEvery);
+    const fillPerSecond = await this.stand.fillMain(s.deliveries, batchRecords, otherEvery);
     const empty = await this.measureIdle('nothing to consume', 0);
     await this.stand.fillPausedTiers(s.pausedPerTier);
     const series = (label: string): Series => ({ label, samples: [] });
@@ -206,11 +208,14 @@ class DispatcherBench {
   private async measure(side: Side): Promise<Sample> {
     this.runs += 1;
     const s = this.settings;
-    const part: Part = side === 'healthy' || side === 'failing' ? 'b' : 'a';
+    const part: Part =
+      side === 'healthy' || side === 'failing' ? 'b' : BATCH_SIDES[side] ? 'd' : 'a';
     const expected =
       part === 'a'
         ? s.deliveries
-        : s.deliveries - Math.floor(s.deliveries / Math.round(100 / s.otherPercent));
+        : part === 'd'
+          ? s.batchDeliveries
+          : s.deliveries - Math.floor(s.deliveries / Math.round(100 / s.otherPercent));
     await fetch(`${this.okOrigin}/__reset`, { method: 'POST' });
     const outcomes = this.stand.outcomesTopic('a');
     // The single-call ledger-on run's outcomes are the ones the writer drains.
@@ -223,7 +228,8 @@ class DispatcherBench {
         side === 'failing' ? `${this.hangOrigin}${OTHER_PATH}` : this.otherUrl,
       );
       await this.retrying(() => this.stand.resetGroups(part));
-      if (part === 'a') await this.stand.setBatching(BATCH_SIDES[side] ?? null);
+      // Every side sets it: the healthy destination is among (b)'s too.
+      await this.stand.setBatching(BATCH_SIDES[side] ?? null);
       const traces =
         side === 'traced10' || side === 'traced100'
           ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])

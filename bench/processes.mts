@@ -3,12 +3,18 @@
  * the CPU each one uses, read from /proc.
  */
 import { type ChildProcess, execFileSync, spawn, type SpawnOptions } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
 /** Lines of a child's output kept for an error message. */
 const TAIL_LINES = 40;
+/**
+ * Where every line each child prints also goes, a file per child (`<name>.<pid>.log`), when
+ * set: the output of V8's tracing flags given through BENCH_NODE_ARGS, for one.
+ */
+const CHILD_LOG_DIR = process.env.BENCH_CHILD_LOG_DIR;
 /**
  * Longest wait for a child to stop after SIGTERM before SIGKILL: longer than the apps' own
  * SHUTDOWN_TIMEOUT_MS (15 s), so that a slow stop ends, and logs, by the app's own timer.
@@ -69,6 +75,10 @@ export class Managed {
   }
 
   private keep(line: string): void {
+    if (CHILD_LOG_DIR) {
+      const file = `${this.name.replace(/[^\w.-]+/g, '-')}.${this.pid}.log`;
+      appendFileSync(join(CHILD_LOG_DIR, file), `${line}\n`);
+    }
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
   }
