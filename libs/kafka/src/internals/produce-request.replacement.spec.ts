@@ -103,6 +103,14 @@ describe('crc32c', () => {
       expect(crc32c(bytes, 3, 3 + length)).toBe(kafkajsCrc32c(bytes.subarray(3, 3 + length)));
     }
   });
+
+  it.each([1_023, 1_024, 1_025, 2_048 + 7, 100_003])(
+    'agrees with it across the chunks it hashes a call at (%d bytes)',
+    (length) => {
+      const bytes = randomBytes(length + 5);
+      expect(crc32c(bytes, 3, 3 + length)).toBe(kafkajsCrc32c(bytes.subarray(3, 3 + length)));
+    },
+  );
 });
 
 describe('murmur2 and the key partitioner', () => {
