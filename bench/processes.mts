@@ -28,6 +28,8 @@ export class Managed {
   private readonly lineListeners: ((line: string) => void)[] = [];
   private readonly errorLineListeners: ((line: string) => void)[] = [];
   private done = false;
+  /** Where its lines also go (with BENCH_CHILD_LOG_DIR). */
+  private readonly logFile: string | undefined;
 
   readonly name: string;
   readonly child: ChildProcess;
@@ -35,6 +37,8 @@ export class Managed {
   constructor(name: string, child: ChildProcess) {
     this.name = name;
     this.child = child;
+    const file = `${name.replace(/[^\w.-]+/g, '-')}.${child.pid ?? 'unstarted'}.log`;
+    this.logFile = CHILD_LOG_DIR ? join(CHILD_LOG_DIR, file) : undefined;
     this.exited = new Promise((resolve) =>
       child.once('exit', (code, signal) => {
         this.done = true;
@@ -75,10 +79,7 @@ export class Managed {
   }
 
   private keep(line: string): void {
-    if (CHILD_LOG_DIR) {
-      const file = `${this.name.replace(/[^\w.-]+/g, '-')}.${this.pid}.log`;
-      appendFileSync(join(CHILD_LOG_DIR, file), `${line}\n`);
-    }
+    if (this.logFile) appendFileSync(this.logFile, `${line}\n`);
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
   }

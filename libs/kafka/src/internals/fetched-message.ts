@@ -69,7 +69,7 @@ export class FetchedMessage implements FetchedRecord {
 
   /** The headers as kafkajs's decoder makes them (a repeated name's values as an array). */
   get headers(): Record<string, HeaderValue | HeaderValue[]> {
-    this.#headers ??= readHeaders(new Reader(this.#bytes, this.#headersAt), this.#headerCount);
+    this.#headers ??= headerMap(this.#bytes, this.#positions());
     return this.#headers;
   }
 
@@ -78,8 +78,7 @@ export class FetchedMessage implements FetchedRecord {
    * absent or null. The same as the last value in `headers`, without building them.
    */
   headerText(name: string): string | undefined {
-    // Consumers read several headers of a record: the positions are found once, on the first.
-    const spans = (this.#spans ??= headerSpans(this.#bytes, this.#headersAt, this.#headerCount));
+    const spans = this.#positions();
     const bytes = this.#bytes;
     const wanted = nameBytes(name);
     // From the end: a repeated name's last value is the one the header map keeps.
@@ -94,6 +93,12 @@ export class FetchedMessage implements FetchedRecord {
       return valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, valueAt + valueLength);
     }
     return undefined;
+  }
+
+  /** The headers' positions, found once: consumers read several headers of a record. */
+  #positions(): number[] {
+    this.#spans ??= headerSpans(this.#bytes, this.#headersAt, this.#headerCount);
+    return this.#spans;
   }
 }
 
@@ -135,14 +140,18 @@ function sameBytes(bytes: Buffer, at: number, length: number, wanted: Buffer): b
   return true;
 }
 
-/** `count` headers from `reader.pos`, as kafkajs decodes them. */
-function readHeaders(reader: Reader, count: number): Record<string, HeaderValue | HeaderValue[]> {
+/** The headers at `spans` ({@link headerSpans}) as kafkajs decodes them. */
+function headerMap(bytes: Buffer, spans: number[]): Record<string, HeaderValue | HeaderValue[]> {
   const headers: Record<string, HeaderValue | HeaderValue[]> = {};
-  for (let h = 0; h < count; h += 1) {
+  for (let at = 0; at < spans.length; at += SPAN) {
     // A null name is kept as "null", and a repeated one collects its values in order, as
     // kafkajs does.
-    const slot = String(reader.varString());
-    const headerValue = reader.varBytes();
+    const nameLength = spans[at + 1];
+    const valueAt = spans[at + 2];
+    const valueLength = spans[at + 3];
+    const slot =
+      nameLength < 0 ? 'null' : bytes.toString('utf8', spans[at], spans[at] + nameLength);
+    const headerValue = valueLength < 0 ? null : bytes.subarray(valueAt, valueAt + valueLength);
     const previous = headers[slot];
     headers[slot] =
       previous === undefined
@@ -206,11 +215,6 @@ export class Reader {
     const start = this.pos;
     this.pos += length;
     return this.buffer.subarray(start, this.pos);
-  }
-
-  /** A varint-prefixed UTF-8 string, or null for length -1. */
-  varString(): string | null {
-    return this.text(this.varint());
   }
 
   /** An int16-prefixed UTF-8 string, or null for length -1. */
