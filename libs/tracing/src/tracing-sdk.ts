@@ -42,8 +42,11 @@ interface AppTracing {
 
 /** How a tracer decides a new trace: its sampler's root decision and its ids. */
 interface RootDecision {
-  /** Whether the tracer's sampler records a span with no parent in trace `traceId`. */
-  readonly samples: (traceId: string) => boolean;
+  /**
+   * Whether the tracer's sampler records a span with no parent in the trace whose id
+   * {@link ChosenTraceIds} made last (given the XOR of its four 32-bit words).
+   */
+  readonly samples: (folded: number) => boolean;
   readonly ids: ChosenTraceIds;
 }
 
@@ -54,6 +57,8 @@ interface RootDecision {
  */
 class ChosenTraceIds implements IdGenerator {
   chosen: string | undefined;
+  /** The XOR of the four 32-bit words of the last random trace id made. */
+  folded = 0;
   private readonly pool = Buffer.allocUnsafe(ID_POOL_BYTES);
   private used = ID_POOL_BYTES;
 
@@ -76,7 +81,17 @@ class ChosenTraceIds implements IdGenerator {
     const start = this.used;
     this.used += bytes;
     const id = this.pool.toString('hex', start, start + bytes);
-    return id === ZERO_IDS[bytes] ? this.random(bytes) : id;
+    if (id === ZERO_IDS[bytes]) return this.random(bytes);
+    if (bytes === 16) {
+      const pool = this.pool;
+      this.folded =
+        (pool.readUInt32BE(start) ^
+          pool.readUInt32BE(start + 4) ^
+          pool.readUInt32BE(start + 8) ^
+          pool.readUInt32BE(start + 12)) >>>
+        0;
+    }
+    return id;
   }
 }
 
@@ -110,13 +125,14 @@ export function tracerOf(app: string): Tracer | undefined {
  * A span with no parent, as `tracer.startSpan(name, { kind }, ROOT_CONTEXT)` makes it: the
  * tracer's sampler decides first, and a trace it does not sample gets a non-recording span at
  * once, which carries the decision downstream (most new traces at a low ratio). The samplers
- * {@link startTracing} makes decide on the trace id alone, so the decision is the tracer's.
+ * {@link startTracing} makes decide on the trace id alone ({@link rootDecision} takes the same
+ * decision), so the decision is the tracer's.
  */
 export function startRootSpan(tracer: Tracer, name: string, kind: SpanKind): Span {
   const root = roots.get(tracer);
   if (root === undefined) return tracer.startSpan(name, { kind }, ROOT_CONTEXT);
   const traceId = root.ids.generateTraceId();
-  if (!root.samples(traceId)) {
+  if (!root.samples(root.ids.folded)) {
     const spanId = root.ids.generateSpanId();
     return trace.wrapSpanContext({ traceId, spanId, traceFlags: TraceFlags.NONE });
   }
@@ -152,7 +168,7 @@ export async function startTracing(
   }
   const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);
   const ids = new ChosenTraceIds();
-  const { sampler, root } = samplers(sdk, options);
+  const sampler = samplerOf(sdk, options);
   const provider = new sdk.TracerProvider({
     idGenerator: ids,
     resource: resources
@@ -172,11 +188,7 @@ export async function startTracing(
   });
   const tracer = provider.getTracer(`sluice.${app}`);
   if (options.sampler.startsWith('parentbased_')) parentBased.add(tracer);
-  const notRecorded = sdk.SamplingDecision.NOT_RECORD;
-  // The root samplers decide on the trace id alone.
-  const samples = (traceId: string) =>
-    root.shouldSample(ROOT_CONTEXT, traceId).decision !== notRecorded;
-  roots.set(tracer, { samples, ids });
+  roots.set(tracer, { samples: rootDecision(options), ids });
   apps.set(app, { tracer, shutdown: () => provider.shutdown() });
 }
 
@@ -200,10 +212,10 @@ export async function stopTracing(app: string): Promise<void> {
 const loadSdk = () => import('@opentelemetry/sdk-trace');
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
-/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for, and its root decision. */
-function samplers(sdk: Sdk, options: TracingOptions) {
+/** The standard sampler an `OTEL_TRACES_SAMPLER` name stands for. */
+function samplerOf(sdk: Sdk, options: TracingOptions) {
   const name = options.sampler;
-  const base = name.replace(/^parentbased_/, '');
+  const base = rootSampler(options);
   const root =
     base === 'always_off'
       ? new sdk.AlwaysOffSampler()
@@ -220,7 +232,25 @@ function samplers(sdk: Sdk, options: TracingOptions) {
         localParentSampled: root,
         localParentNotSampled: root,
       });
-  return { sampler, root };
+  return sampler;
+}
+
+function rootSampler(options: TracingOptions): string {
+  return options.sampler.replace(/^parentbased_/, '');
+}
+
+/**
+ * The root sampler's decision on a new trace id, as the SDK's samplers take it, from the id's
+ * folded words: the ratio sampler's `shouldSample` parses the id's hex again (the cost of a
+ * few hundred nanoseconds on every new trace). tracing.spec.ts checks it against the SDK's.
+ */
+function rootDecision(options: TracingOptions): (folded: number) => boolean {
+  const base = rootSampler(options);
+  if (base === 'always_off') return () => false;
+  if (base !== 'traceidratio') return () => true;
+  const ratio = Number.isNaN(options.ratio) ? 0 : Math.min(1, Math.max(0, options.ratio));
+  const bound = ratio === 1 ? 2 ** 32 : Math.floor(ratio * 0xffffffff);
+  return (folded) => folded < bound;
 }
 
 /** The OTLP/HTTP exporter of the protocol (its headers, TLS and timeout from `OTEL_EXPORTER_OTLP_*`). */

@@ -11,15 +11,33 @@ import {
   inSpan,
   recordParent,
   startLinkedSpan,
+  TracedRecord,
 } from './trace-context';
 import { startRootSpan, startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
 
-/** The trace headers of a record whose producer's span was sampled, or not. */
-function produced(sampled: boolean): Record<string, Buffer> {
-  return { traceparent: Buffer.from(`00-${TRACE_ID}-${PARENT_ID}-0${sampled ? 1 : 0}`) };
+/** A record whose producer's span was sampled, or not. */
+function produced(sampled: boolean): TracedRecord {
+  return {
+    headers: { traceparent: Buffer.from(`00-${TRACE_ID}-${PARENT_ID}-0${sampled ? 1 : 0}`) },
+  };
+}
+
+/**
+ * A record that reads its headers by name, as a fetched one does; its header map is built
+ * only when asked for (counted in `built`).
+ */
+function byName(headers: Record<string, Buffer>): TracedRecord & { built: number } {
+  return {
+    built: 0,
+    get headers() {
+      this.built += 1;
+      return headers;
+    },
+    text: (name) => headers[name]?.toString('utf8'),
+  };
 }
 
 /** The context of the span active where it is called. */
@@ -131,16 +149,21 @@ describe('tracing', () => {
     span.end();
   });
 
-  it.each<[string, Record<string, string>]>([
-    ['plain, sampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }],
-    ['plain, unsampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` }],
-    ['with a tracestate', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'a=b' }],
-    ['a later version', { traceparent: `01-${TRACE_ID}-${PARENT_ID}-01-extra` }],
-    ['upper-case hex', { traceparent: `00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-01` }],
-    ['a zero trace id', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` }],
-    ['a zero parent id', { traceparent: `00-${TRACE_ID}-${'0'.repeat(16)}-01` }],
-    ['no traceparent', {}],
-  ])('reads a traceparent %s as the W3C propagator does', async (_case, headers) => {
+  it.each<[string, Record<string, string>, boolean]>([
+    // case, headers, whether the header map is read (the propagator's general parse)
+    ['plain, sampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }, false],
+    ['plain, unsampled', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` }, false],
+    [
+      'with a tracestate',
+      { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'a=b' },
+      true,
+    ],
+    ['a later version', { traceparent: `01-${TRACE_ID}-${PARENT_ID}-01-extra` }, true],
+    ['upper-case hex', { traceparent: `00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-01` }, true],
+    ['a zero trace id', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` }, true],
+    ['a zero parent id', { traceparent: `00-${TRACE_ID}-${'0'.repeat(16)}-01` }, true],
+    ['no traceparent', {}, false],
+  ])('reads a traceparent %s as the W3C propagator does', async (_case, headers, mapRead) => {
     await startTracing('test', options);
     const standard = new W3CTraceContextPropagator();
     const expected = trace.getSpanContext(
@@ -153,26 +176,35 @@ describe('tracing', () => {
       Object.entries(headers).map(([name, value]) => [name, Buffer.from(value)]),
     );
     expect(trace.getSpanContext(httpParent(headers))).toEqual(expected);
-    expect(trace.getSpanContext(recordParent(buffers))).toEqual(expected);
+    expect(trace.getSpanContext(recordParent({ headers: buffers }))).toEqual(expected);
+    const record = byName(buffers);
+    expect(trace.getSpanContext(recordParent(record))).toEqual(expected);
+    expect(record.built > 0).toBe(mapRead);
   });
 
-  it("decides a new trace as the tracer's sampler does, on the span's own trace id", async () => {
-    await startTracing('test', { ...options, sampler: 'parentbased_traceidratio', ratio: 0.5 });
-    const tracer = tracerOf('test')!;
-    const sampler = new TraceIdRatioBasedSampler(0.5);
-    const spans = Array.from({ length: 200 }, () => startRootSpan(tracer, 'work', SpanKind.SERVER));
-    const agree = spans.map((span) => {
-      const { traceId, spanId } = span.spanContext();
-      const sampled = sampler.shouldSample(ROOT_CONTEXT, traceId).decision;
-      const recorded = span.isRecording();
-      span.end();
-      const valid = /^[0-9a-f]{32}$/.test(traceId) && /^[0-9a-f]{16}$/.test(spanId);
-      return valid && recorded === (sampled === SamplingDecision.RECORD_AND_SAMPLED);
-    });
-    expect(agree.every(Boolean)).toBe(true);
-    // Both decisions were taken: the ratio is not all or nothing.
-    expect(new Set(spans.map((span) => span.spanContext().traceFlags)).size).toBe(2);
-  });
+  it.each([0.01, 0.1, 0.5, 0.9, 1])(
+    "decides a new trace at a ratio of %d as the tracer's sampler does, on the span's own trace id",
+    async (ratio) => {
+      await startTracing('test', { ...options, sampler: 'parentbased_traceidratio', ratio });
+      const tracer = tracerOf('test')!;
+      const sampler = new TraceIdRatioBasedSampler(ratio);
+      const spans = Array.from({ length: 2_000 }, () =>
+        startRootSpan(tracer, 'work', SpanKind.SERVER),
+      );
+      const agree = spans.map((span) => {
+        const { traceId, spanId } = span.spanContext();
+        const sampled = sampler.shouldSample(ROOT_CONTEXT, traceId).decision;
+        const recorded = span.isRecording();
+        span.end();
+        const valid = /^[0-9a-f]{32}$/.test(traceId) && /^[0-9a-f]{16}$/.test(spanId);
+        return valid && recorded === (sampled === SamplingDecision.RECORD_AND_SAMPLED);
+      });
+      expect(agree.every(Boolean)).toBe(true);
+      // Below 1, both decisions were taken: the ratio is not all or nothing.
+      const flags = new Set(spans.map((span) => span.spanContext().traceFlags));
+      expect(flags.size).toBe(ratio === 1 ? 1 : 2);
+    },
+  );
 
   it('ends a span once what its annotation waits for settled, not before', async () => {
     await startTracing('test', options);

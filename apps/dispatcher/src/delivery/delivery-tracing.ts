@@ -1,5 +1,5 @@
 import { HEADER } from '@app/contracts';
-import { IncomingRecord } from '@app/kafka';
+import { headerText, IncomingRecord } from '@app/kafka';
 import {
   activeTraceHeaders,
   ATTRIBUTE,
@@ -46,15 +46,15 @@ export function tracedAttempt<T extends { readonly result: string | (() => Promi
   handle: () => Promise<T>,
 ): Promise<T> {
   const { tier, name } = tierOf(record.topic);
-  const parent = recordParent(record.headers);
+  const parent = recordParent(record);
   return inSpan(tracer, name, SpanKind.CONSUMER, parent, handle, (span, handled) => {
     span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
     span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
     span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
     span.setAttribute(ATTRIBUTE.retryTier, tier);
-    span.setAttribute(ATTRIBUTE.attempt, Number(header(record, HEADER.attempt) ?? '1'));
+    span.setAttribute(ATTRIBUTE.attempt, Number(headerText(record, HEADER.attempt) ?? '1'));
     for (const [name, key] of FACT_HEADERS) {
-      const value = header(record, key);
+      const value = headerText(record, key);
       if (value !== undefined) span.setAttribute(name, value);
     }
     const result = handled.result;
@@ -198,8 +198,4 @@ export function tracedBatch<T>(
   span.setAttribute(ATTRIBUTE.destinationId, facts.destinationId);
   for (const attempt of attempts) attempt.setAttribute(ATTRIBUTE.batchId, facts.batchId);
   return withSpan(span, send).finally(() => span.end());
-}
-
-function header(record: IncomingRecord, name: string): string | undefined {
-  return record.headers[name]?.toString('utf8');
 }

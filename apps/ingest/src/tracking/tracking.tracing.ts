@@ -33,7 +33,7 @@ export function tracedIngress(
   record: IncomingRecord,
   handle: () => Promise<void>,
 ): Promise<void> {
-  const parent = recordParent(record.headers);
+  const parent = recordParent(record);
   return inSpan(tracer, `process ${record.topic}`, SpanKind.CONSUMER, parent, handle, (span) => {
     span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
     span.setAttribute(ATTRIBUTE.messagingOperation, 'process');

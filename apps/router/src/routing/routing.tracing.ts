@@ -1,5 +1,5 @@
 import { HEADER } from '@app/contracts';
-import { IncomingRecord } from '@app/kafka';
+import { headerText, IncomingRecord } from '@app/kafka';
 import { ATTRIBUTE, inSpan, recordParent, SpanKind, Tracer } from '@app/tracing';
 
 import type { RouteOutcome } from './routing.service';
@@ -13,7 +13,7 @@ export function tracedRoute(
   record: IncomingRecord,
   route: () => Promise<RouteOutcome>,
 ): Promise<RouteOutcome> {
-  const parent = recordParent(record.headers);
+  const parent = recordParent(record);
   return inSpan(
     tracer,
     `route ${record.topic}`,
@@ -26,9 +26,9 @@ export function tracedRoute(
       span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
       span.setAttribute(ATTRIBUTE.kafkaPartition, String(record.partition));
       span.setAttribute(ATTRIBUTE.kafkaOffset, record.offset);
-      setHeader(span, ATTRIBUTE.sourceId, record.headers[HEADER.sourceId]);
-      setHeader(span, ATTRIBUTE.callType, record.headers[HEADER.callType]);
-      setHeader(span, ATTRIBUTE.messageId, record.headers[HEADER.messageId]);
+      setHeader(span, ATTRIBUTE.sourceId, headerText(record, HEADER.sourceId));
+      setHeader(span, ATTRIBUTE.callType, headerText(record, HEADER.callType));
+      setHeader(span, ATTRIBUTE.messageId, headerText(record, HEADER.messageId));
       span.setAttribute(ATTRIBUTE.routeOutcome, outcome.kind);
       if (outcome.kind === 'delivered') {
         span.setAttribute(ATTRIBUTE.destinations, outcome.destinationIds.length);
@@ -40,7 +40,7 @@ export function tracedRoute(
 function setHeader(
   span: { setAttribute(name: string, value: string): unknown },
   name: string,
-  value: Buffer | undefined,
+  value: string | undefined,
 ): void {
-  if (value !== undefined) span.setAttribute(name, value.toString('utf8'));
+  if (value !== undefined) span.setAttribute(name, value);
 }
