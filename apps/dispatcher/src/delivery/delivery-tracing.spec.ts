@@ -1,3 +1,6 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+
 import { trace } from '@opentelemetry/api';
 
 import { IncomingRecord } from '@app/kafka';
@@ -7,9 +10,11 @@ import { addTraceparent, startWebhookSpan, tracedAttempt, tracedBatch } from './
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 
-/** Spans go nowhere: the port takes no connection, and the tests look at contexts only. */
-const OPTIONS: TracingOptions = {
-  url: 'http://127.0.0.1:9/v1/traces',
+/**
+ * The tests look at contexts only; spans go to a receiver that answers and keeps nothing (a
+ * refused export would be retried on timers that outlive the tests).
+ */
+const OPTIONS: Omit<TracingOptions, 'url'> = {
   protocol: 'http/protobuf',
   serviceName: 'sluice-test',
   resourceAttributes: '',
@@ -33,8 +38,21 @@ function delivery(sampled: boolean): IncomingRecord {
 }
 
 describe('delivery tracing below an unsampled routing span', () => {
-  beforeAll(() => startTracing('dispatcher-spec', OPTIONS));
-  afterAll(() => stopTracing('dispatcher-spec'));
+  let receiver: Server;
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => req.resume().on('end', () => res.end()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as AddressInfo;
+    await startTracing('dispatcher-spec', {
+      ...OPTIONS,
+      url: `http://127.0.0.1:${port}/v1/traces`,
+    });
+  });
+  afterAll(async () => {
+    await stopTracing('dispatcher-spec');
+    await new Promise((resolve) => receiver.close(resolve));
+  });
 
   it('makes no webhook span, and sends the attempt context, unsampled, replacing a static one', async () => {
     const tracer = tracerOf('dispatcher-spec')!;
