@@ -31,6 +31,7 @@ export const SIDES = [
   'traced10',
   'traced100',
   'traced0',
+  'phases10',
   'untraced',
   'batch100',
   'batch1000',
@@ -82,6 +83,11 @@ export interface Sample {
   readonly sinkCores?: number;
   readonly machineCores?: number;
   readonly cpuUsPerRequest?: number;
+  /**
+   * The `phases10` side: the process's CPU a delivery in its sampled and its unsampled phases
+   * (µs; phases wholly inside the window).
+   */
+  readonly phases?: { readonly sampledUs: number; readonly unsampledUs: number };
 }
 
 /** One side's runs, one sample per round. */
@@ -147,6 +153,8 @@ export interface ReportInput {
   readonly traced100: Series;
   /** Traces on, no new trace sampled: what an unsampled delivery alone costs. */
   readonly traced0: Series;
+  /** Traces on at 10%, sampling switched on and off every 2 s in one process. */
+  readonly phases10: Series;
   /** The same dispatcher built without tracing (bench/untraced-build.mts). */
   readonly untraced: Series;
   /** The admin app's ledger writer draining one ledger-on run's outcomes (rows/s, CPU/row). */
@@ -165,7 +173,10 @@ export interface ReportInput {
   readonly pollMs: number;
 }
 
-const value = (series: Series, field: keyof Sample = 'perSecond') =>
+/** A sample's measured numbers. */
+type Field = Exclude<keyof Sample, 'phases'>;
+
+const value = (series: Series, field: Field = 'perSecond') =>
   median(series.samples.map((x) => x[field] ?? NaN));
 
 function rows(series: readonly Series[]): string[][] {
@@ -181,7 +192,12 @@ function rows(series: readonly Series[]): string[][] {
   ]);
 }
 
-function paired(a: Series, b: Series, field: keyof Sample): number[] {
+/** Each round's unsampled phases' CPU a delivery ÷ its sampled phases'. */
+function phaseRatios(series: Series): number[] {
+  return series.samples.map((x) => (x.phases ? x.phases.unsampledUs / x.phases.sampledUs : NaN));
+}
+
+function paired(a: Series, b: Series, field: Field): number[] {
   return a.samples.map((x, i) => (x[field] ?? NaN) / (b.samples[i]?.[field] ?? NaN));
 }
 
@@ -224,7 +240,7 @@ function ledgerLines(input: ReportInput): string[] {
 /** The report: set-up, the measurements, the ratios against their goals, warnings. */
 export function dispatcherReport(input: ReportInput): string {
   const { settings: s, dispatcher, ledgerOff, bare, healthy, failing, idle, empty } = input;
-  const { traced10, traced100, traced0, untraced } = input;
+  const { traced10, traced100, traced0, phases10, untraced } = input;
   const rate = value(dispatcher) / value(bare);
   const ledger = value(dispatcher) / value(ledgerOff);
   const cpu = value(dispatcher, 'cpuUsPerRequest') / value(bare, 'cpuUsPerRequest');
@@ -264,6 +280,7 @@ export function dispatcherReport(input: ReportInput): string {
         traced10,
         traced100,
         traced0,
+        phases10,
         untraced,
         bare,
         healthy,
@@ -330,6 +347,15 @@ export function dispatcherReport(input: ReportInput): string {
         '',
         'context',
         paired(traced0, dispatcher, 'perSecond')
+          .map((r) => fixed(r, 2))
+          .join(' '),
+      ],
+      [
+        '(a) CPU/delivery unsampled ÷ sampled at 10%, phases of one process',
+        fixed(median(phaseRatios(phases10)), 2),
+        '',
+        'context',
+        phaseRatios(phases10)
           .map((r) => fixed(r, 2))
           .join(' '),
       ],

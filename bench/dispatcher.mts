@@ -42,6 +42,7 @@ import {
   waitForHttp,
 } from './processes.mts';
 import { count, fixed } from './report.mts';
+import { type Count, phaseCosts, phasesEnv, type SamplingPhase } from './phase-costs.mts';
 import { startOtlpSink, TRACED_RATIOS, tracingEnv } from './tracing-sides.mts';
 import { untracedBuild } from './untraced-build.mts';
 
@@ -125,6 +126,7 @@ class DispatcherBench {
       traced10: series('(a) dispatcher deliveries/s, traces 10%'),
       traced100: series('(a) dispatcher deliveries/s, traces 100%'),
       traced0: series('(a) dispatcher deliveries/s, traces 0%'),
+      phases10: series('(a) traces 10%, switched on and off'),
       untraced: series('(a) dispatcher built without tracing'),
       bare: series('(a) bare undici loop requests/s'),
       healthy: series('(b) healthy dest., other healthy'),
@@ -146,6 +148,7 @@ class DispatcherBench {
             'bare',
             'traced100',
             'traced0',
+            'phases10',
             'batch1000',
             'healthy',
             'failing',
@@ -153,6 +156,7 @@ class DispatcherBench {
         : [
             'bare',
             'batch1000',
+            'phases10',
             'traced0',
             'traced100',
             'ledgerOff',
@@ -235,12 +239,27 @@ class DispatcherBench {
           ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
           : side === 'traced0'
             ? tracingEnv(this.otlpUrl, 0)
-            : {};
+            : side === 'phases10'
+              ? phasesEnv(this.otlpUrl)
+              : {};
       const main = side === 'untraced' ? this.untracedMain : DISPATCHER_MAIN;
       child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces, main);
     }
+    const phases: SamplingPhase[] = [];
+    child.onErrorLine((line) => {
+      if (line.startsWith('{"samplingPhase"')) phases.push(JSON.parse(line) as SamplingPhase);
+    });
     try {
-      const sample = await this.window(child, expected, () => this.healthyCount());
+      const counts: Count[] = [];
+      const windowed = await this.window(
+        child,
+        expected,
+        () => this.healthyCount(),
+        POLL_MS,
+        counts,
+      );
+      const sample =
+        side === 'phases10' ? { ...windowed, phases: phaseCosts(phases, counts) } : windowed;
       // One outcome per delivery; the writer's window waits for every one of them as a row.
       if (ledgerFrom) this.lastLedgerRun = { from: ledgerFrom, records: expected };
       progress(
@@ -293,6 +312,7 @@ class DispatcherBench {
     expected: number,
     read: () => Promise<number>,
     pollMs = POLL_MS,
+    counts?: Count[],
   ): Promise<Sample> {
     const low = Math.ceil(expected * 0.1);
     const high = Math.floor(expected * 0.9);
@@ -303,6 +323,7 @@ class DispatcherBench {
       if (!child.running) throw new Error(child.describeExit());
       const received = await read();
       if (!first && received >= low) first = this.mark(child, received);
+      if (first && !last) counts?.push({ at: Date.now(), count: received });
       if (first && !last && received >= high) {
         last = this.mark(child, received);
         deadline = Date.now() + FINISH_TIMEOUT_MS;

@@ -1,0 +1,57 @@
+/**
+ * The `phases10` side of bench:dispatcher: the dispatcher at 10% of new traces with
+ * bench/sampling-phases.mts preloaded, which switches sampling on and off every 2 s; here the
+ * phases' CPU is divided by the deliveries the sink received in each.
+ */
+import { resolve } from 'node:path';
+
+import type { SamplingPhase } from './sampling-phases.mts';
+import { tracingEnv } from './tracing-sides.mts';
+
+export type { SamplingPhase };
+
+/** The sink's count at a moment (wall-clock epoch ms, as the phases have it). */
+export interface Count {
+  readonly at: number;
+  readonly count: number;
+}
+
+const PRELOAD = resolve(import.meta.dirname, 'sampling-phases.mts');
+
+/**
+ * The variables of the side: traces at 10%, the preload, and exports every 200 ms (a phase's
+ * spans are exported within it, not in the next one).
+ */
+export function phasesEnv(otlpUrl: string): Record<string, string> {
+  const options = [process.env.NODE_OPTIONS, `--import=${PRELOAD}`].filter(Boolean).join(' ');
+  return { ...tracingEnv(otlpUrl, 0.1), OTEL_BSP_SCHEDULE_DELAY: '200', NODE_OPTIONS: options };
+}
+
+/**
+ * CPU µs a delivery in the sampled and the unsampled phases that lie wholly within `counts`
+ * (the measured window); undefined unless both kinds have one.
+ */
+export function phaseCosts(
+  phases: readonly SamplingPhase[],
+  counts: readonly Count[],
+): { sampledUs: number; unsampledUs: number } | undefined {
+  if (counts.length < 2) return undefined;
+  const cpu = { on: 0, off: 0 };
+  const deliveries = { on: 0, off: 0 };
+  for (const phase of phases) {
+    if (phase.startedAt < counts[0].at || phase.endedAt > counts[counts.length - 1].at) continue;
+    cpu[phase.samplingPhase] += phase.cpuUs;
+    deliveries[phase.samplingPhase] +=
+      countAt(counts, phase.endedAt) - countAt(counts, phase.startedAt);
+  }
+  if (deliveries.on === 0 || deliveries.off === 0) return undefined;
+  return { sampledUs: cpu.on / deliveries.on, unsampledUs: cpu.off / deliveries.off };
+}
+
+/** The count at `at`, interpolated between the polls around it. */
+function countAt(counts: readonly Count[], at: number): number {
+  const after = counts.findIndex((c) => c.at >= at);
+  if (after <= 0) return counts[Math.max(after, 0)].count;
+  const [a, b] = [counts[after - 1], counts[after]];
+  return a.count + ((b.count - a.count) * (at - a.at)) / (b.at - a.at);
+}
