@@ -260,6 +260,12 @@ class DispatcherBench {
       );
       const sample =
         side === 'phases10' ? { ...windowed, phases: phaseCosts(phases, counts) } : windowed;
+      if (side === 'phases10' && sample.phases === undefined) {
+        this.warnings.push(
+          `phases10 run ${this.runs}: no sampled and unsampled phase both within the window; ` +
+            'raise BENCH_DELIVERIES (600000 gives about ten phases)',
+        );
+      }
       // One outcome per delivery; the writer's window waits for every one of them as a row.
       if (ledgerFrom) this.lastLedgerRun = { from: ledgerFrom, records: expected };
       progress(
