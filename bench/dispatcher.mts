@@ -42,7 +42,7 @@ import {
   waitForHttp,
 } from './processes.mts';
 import { count, fixed } from './report.mts';
-import { type Count, phaseCosts, phasesEnv, type SamplingPhase } from './phase-costs.mts';
+import { type Count, phaseCosts, phaseLines, phasesEnv } from './phase-costs.mts';
 import { startOtlpSink, TRACED_RATIOS, tracingEnv } from './tracing-sides.mts';
 import { untracedBuild } from './untraced-build.mts';
 
@@ -245,22 +245,21 @@ class DispatcherBench {
       const main = side === 'untraced' ? this.untracedMain : DISPATCHER_MAIN;
       child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces, main);
     }
-    const phases: SamplingPhase[] = [];
-    child.onErrorLine((line) => {
-      if (line.startsWith('{"samplingPhase"')) phases.push(JSON.parse(line) as SamplingPhase);
-    });
+    // The phases10 side's phases, and the sink's counts to divide their CPU by.
+    const phased =
+      side === 'phases10' ? { phases: phaseLines(child), counts: [] as Count[] } : null;
     try {
-      const counts: Count[] = [];
       const windowed = await this.window(
         child,
         expected,
         () => this.healthyCount(),
         POLL_MS,
-        counts,
+        phased?.counts,
       );
-      const sample =
-        side === 'phases10' ? { ...windowed, phases: phaseCosts(phases, counts) } : windowed;
-      if (side === 'phases10' && sample.phases === undefined) {
+      const sample = phased
+        ? { ...windowed, phases: phaseCosts(phased.phases, phased.counts) }
+        : windowed;
+      if (phased && sample.phases === undefined) {
         this.warnings.push(
           `phases10 run ${this.runs}: no sampled and unsampled phase both within the window; ` +
             'raise BENCH_DELIVERIES (600000 gives about ten phases)',

@@ -5,10 +5,9 @@
  */
 import { resolve } from 'node:path';
 
+import type { Managed } from './processes.mts';
 import type { SamplingPhase } from './sampling-phases.mts';
 import { tracingEnv } from './tracing-sides.mts';
-
-export type { SamplingPhase };
 
 /** The sink's count at a moment (wall-clock epoch ms, as the phases have it). */
 export interface Count {
@@ -25,6 +24,15 @@ const PRELOAD = resolve(import.meta.dirname, 'sampling-phases.mts');
 export function phasesEnv(otlpUrl: string): Record<string, string> {
   const options = [process.env.NODE_OPTIONS, `--import=${PRELOAD}`].filter(Boolean).join(' ');
   return { ...tracingEnv(otlpUrl, 0.1), OTEL_BSP_SCHEDULE_DELAY: '200', NODE_OPTIONS: options };
+}
+
+/** The phases `child` reports on stderr from now on, as they come. */
+export function phaseLines(child: Managed): SamplingPhase[] {
+  const phases: SamplingPhase[] = [];
+  child.onErrorLine((line) => {
+    if (line.startsWith('{"samplingPhase"')) phases.push(JSON.parse(line) as SamplingPhase);
+  });
+  return phases;
 }
 
 /**

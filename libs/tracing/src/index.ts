@@ -11,6 +11,5 @@ export {
   startLinkedSpan,
   withSpan,
 } from './trace-context';
-export type { TracedRecord } from './trace-context';
 export { TracingLifecycle } from './tracing.lifecycle';
 export { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';

@@ -13,6 +13,8 @@ import {
   isSpanContextValid,
 } from '@opentelemetry/api';
 
+import { headerText, IncomingRecord } from '@app/kafka';
+
 import { followsParent, startRootSpan, tracePropagator } from './tracing-sdk';
 
 /** Reads a Kafka record's headers (Buffers) as a propagation carrier. */
@@ -34,31 +36,20 @@ const HEADER_MAP: TextMapSetter<Record<string, string>> = {
   },
 };
 
-/** What {@link recordParent} reads of a consumed Kafka record. */
-export interface TracedRecord {
-  readonly headers: Readonly<Record<string, Buffer | undefined>>;
-  /** A header's value read by name, when the record can do so without its header map. */
-  readonly text?: (name: string) => string | undefined;
-}
-
 /** The context a Kafka record's `traceparent` header carries (the root context without one). */
-export function recordParent(record: TracedRecord): Context {
+export function recordParent(record: IncomingRecord): Context {
   const propagator = tracePropagator();
   if (propagator === undefined) return ROOT_CONTEXT;
   // Read by name: a fetched record builds its header map only for the propagator's general
   // parse, which Sluice's own plain traceparent never needs.
-  const traceparent = recordHeader(record, 'traceparent');
+  const traceparent = headerText(record, 'traceparent');
   if (traceparent === undefined) return ROOT_CONTEXT;
   const plain =
-    traceparent.length === TRACEPARENT_LENGTH && recordHeader(record, 'tracestate') === undefined;
+    traceparent.length === TRACEPARENT_LENGTH && headerText(record, 'tracestate') === undefined;
   return (
     (plain && plainParent(traceparent)) ||
     propagator.extract(ROOT_CONTEXT, record.headers, RECORD_HEADERS)
   );
-}
-
-function recordHeader(record: TracedRecord, name: string): string | undefined {
-  return record.text !== undefined ? record.text(name) : record.headers[name]?.toString('latin1');
 }
 
 /** The context a producer's `traceparent` HTTP header carries (the root context without one). */

@@ -5,38 +5,53 @@ import { ROOT_CONTEXT, SpanContext, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { ReadableSpan, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 
+import { IncomingRecord } from '@app/kafka';
+
 import {
   activeTraceHeaders,
   httpParent,
   inSpan,
   recordParent,
   startLinkedSpan,
-  TracedRecord,
 } from './trace-context';
 import { startRootSpan, startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
 
-/** A record whose producer's span was sampled, or not. */
-function produced(sampled: boolean): TracedRecord {
+/** A consumed record with `headers`. */
+function consumed(headers: Record<string, Buffer>): IncomingRecord {
   return {
-    headers: { traceparent: Buffer.from(`00-${TRACE_ID}-${PARENT_ID}-0${sampled ? 1 : 0}`) },
+    topic: 'calls',
+    partition: 0,
+    offset: '0',
+    key: null,
+    value: null,
+    headers,
+    timestamp: 0,
   };
+}
+
+/** A record whose producer's span was sampled, or not. */
+function produced(sampled: boolean): IncomingRecord {
+  return consumed({
+    traceparent: Buffer.from(`00-${TRACE_ID}-${PARENT_ID}-0${sampled ? 1 : 0}`),
+  });
 }
 
 /**
  * A record that reads its headers by name, as a fetched one does; its header map is built
  * only when asked for (counted in `built`).
  */
-function byName(headers: Record<string, Buffer>): TracedRecord & { built: number } {
+function byName(headers: Record<string, Buffer>): IncomingRecord & { built: number } {
   return {
+    ...consumed(headers),
     built: 0,
     get headers() {
       this.built += 1;
       return headers;
     },
-    text: (name) => headers[name]?.toString('utf8'),
+    text: (name: string) => headers[name]?.toString('utf8'),
   };
 }
 
@@ -176,7 +191,7 @@ describe('tracing', () => {
       Object.entries(headers).map(([name, value]) => [name, Buffer.from(value)]),
     );
     expect(trace.getSpanContext(httpParent(headers))).toEqual(expected);
-    expect(trace.getSpanContext(recordParent({ headers: buffers }))).toEqual(expected);
+    expect(trace.getSpanContext(recordParent(consumed(buffers)))).toEqual(expected);
     const record = byName(buffers);
     expect(trace.getSpanContext(recordParent(record))).toEqual(expected);
     expect(record.built > 0).toBe(mapRead);
