@@ -235,13 +235,11 @@ class DispatcherBench {
       // Every side sets it: the healthy destination is among (b)'s too.
       await this.stand.setBatching(BATCH_SIDES[side] ?? null);
       const traces =
-        side === 'traced10' || side === 'traced100'
+        side === 'traced10' || side === 'traced100' || side === 'traced0'
           ? tracingEnv(this.otlpUrl, TRACED_RATIOS[side])
-          : side === 'traced0'
-            ? tracingEnv(this.otlpUrl, 0)
-            : side === 'phases10'
-              ? phasesEnv(this.otlpUrl)
-              : {};
+          : side === 'phases10'
+            ? phasesEnv(this.otlpUrl)
+            : {};
       const main = side === 'untraced' ? this.untracedMain : DISPATCHER_MAIN;
       child = await this.startDispatcher(part, side === 'ledgerOff' ? 0 : 1, traces, main);
     }

@@ -9,8 +9,9 @@
  *
  * Beside them, `/v1/t` with `text/plain` and a page's `Origin`, as Segment's browser library
  * sends a track call, through the same load tool: the short route against the long one; and
- * `/v1/track` of ingest with OpenTelemetry traces on at 10% and at 100% of new traces
- * (exported to a local OTLP sink) against the same ingest with traces off (the default).
+ * `/v1/track` of ingest with OpenTelemetry traces on at 10% and at 100% of new traces, and on
+ * with none sampled (exported to a local OTLP sink), against the same ingest with traces off
+ * (the default).
  *
  * Run through `npm run bench:ingest` (bench/run.sh builds, starts the services, migrates).
  */
@@ -25,8 +26,9 @@ import {
   producerPerformance,
   type RecordSize,
 } from './kafka.mts';
+import { type PhaseCosts, requestCosts } from './phase-costs.mts';
 import { Supervisor } from './processes.mts';
-import { count, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
+import { count, median, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
 import { type LoadPlan, runLoad } from './runs.mts';
 import { readSettings, type Settings } from './settings.mts';
 import { Stand, type Target } from './stand.mts';
@@ -52,6 +54,8 @@ interface Measurements {
   readonly shortTrack: Series;
   readonly traced10: Series;
   readonly traced100: Series;
+  readonly traced0: Series;
+  readonly phases10: Series;
   readonly untraced: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
@@ -70,6 +74,8 @@ class IngestBench {
   private readonly trackBodies: string[];
   private readonly batchBody: string;
   private readonly warnings: string[] = [];
+  /** Each phases10 run's CPU a request in its sampled and its unsampled phases. */
+  private readonly phaseRuns: PhaseCosts[] = [];
   private recordSize?: RecordSize;
   private perfRecords = PERF_CALIBRATION_RECORDS;
   private ingest?: Target;
@@ -155,6 +161,8 @@ class IngestBench {
       this.stand.untraced,
       track,
     );
+    const phased = series('warm-up /v1/track, switched on and off', 'requests/s');
+    await this.load(phased, this.stand.phased?.target, track);
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -166,6 +174,8 @@ class IngestBench {
       shortTrack: series('ingest /v1/t text/plain', 'requests/s'),
       traced10: series('ingest /v1/track, traces 10%', 'requests/s'),
       traced100: series('ingest /v1/track, traces 100%', 'requests/s'),
+      traced0: series('ingest /v1/track, traces 0%', 'requests/s'),
+      phases10: series('ingest /v1/track, traces 10% switched on and off', 'requests/s'),
       untraced: series('ingest /v1/track, built without tracing', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
@@ -178,6 +188,8 @@ class IngestBench {
       shortTrack: () => this.load(m.shortTrack, this.ingest, this.shortTrackPlan()),
       traced10: () => this.load(m.traced10, this.stand.traced.traced10, this.trackPlan()),
       traced100: () => this.load(m.traced100, this.stand.traced.traced100, this.trackPlan()),
+      traced0: () => this.load(m.traced0, this.stand.traced.traced0, this.trackPlan()),
+      phases10: () => this.phases(m.phases10),
       untraced: () => this.load(m.untraced, this.stand.untraced, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
@@ -187,8 +199,28 @@ class IngestBench {
       progress(`round ${round}/${this.settings.rounds}`);
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] = odd(round)
-        ? ['track', 'traced10', 'untraced', 'traced100', 'shortTrack', 'bare', 'bareFastify']
-        : ['bareFastify', 'bare', 'shortTrack', 'traced100', 'untraced', 'traced10', 'track'];
+        ? [
+            'track',
+            'traced10',
+            'untraced',
+            'traced0',
+            'phases10',
+            'traced100',
+            'shortTrack',
+            'bare',
+            'bareFastify',
+          ]
+        : [
+            'bareFastify',
+            'bare',
+            'shortTrack',
+            'traced100',
+            'phases10',
+            'traced0',
+            'untraced',
+            'traced10',
+            'track',
+          ];
       order.splice(odd(round) ? order.length : 0, 0, 'bareKafka');
       order.push(...(odd(round) ? (['batch', 'perf'] as const) : (['perf', 'batch'] as const)));
       for (const name of order) await runs[name]();
@@ -245,7 +277,22 @@ class IngestBench {
     };
   }
 
-  private async load(into: Series, target: Target | undefined, plan: LoadPlan): Promise<void> {
+  /** A phases10 run: its rate, and the CPU a request of its whole phases in the window. */
+  private async phases(into: Series): Promise<void> {
+    const phased = this.stand.phased;
+    const window = await this.load(into, phased?.target, this.trackPlan());
+    const costs = phased && requestCosts(phased.phases, window);
+    if (costs) this.phaseRuns.push(costs);
+    else
+      this.warnings.push(`${into.label}, run ${into.samples.length}: no whole phase of each kind`);
+  }
+
+  /** Runs the load once; returns the measured window (wall-clock epoch ms). */
+  private async load(
+    into: Series,
+    target: Target | undefined,
+    plan: LoadPlan,
+  ): Promise<{ from: number; to: number }> {
     if (!target) throw new Error('the stand is not set up');
     const brokerPid = this.settings.perf.brokerPid;
     const run = await runLoad(this.supervisor, target, plan, this.stand.writeKey, brokerPid);
@@ -256,6 +303,7 @@ class IngestBench {
     progress(
       `  ${into.label}: ${count(run.sample.value)} ${into.unit}, p99 ${run.sample.p99Ms} ms`,
     );
+    return run.window;
   }
 
   /** One ProducerPerformance run. */
@@ -292,6 +340,19 @@ class IngestBench {
     this.perfRecords = Math.max(PERF_MIN_RECORDS, Math.round(next));
   }
 
+  /** The phases10 side's line: free of the spread between processes the other sides have. */
+  private phaseLine(): string {
+    const runs = this.phaseRuns;
+    if (runs.length === 0) return 'ingest traces 10% switched on and off: no run had whole phases';
+    const ratios = runs.map((r) => r.unsampledUs / r.sampledUs);
+    const us = (field: keyof PhaseCosts) => median(runs.map((r) => r[field])).toFixed(1);
+    return (
+      `ingest CPU/request unsampled ÷ sampled at 10%, phases of one process = ` +
+      `${median(ratios).toFixed(2)} (${us('sampledUs')} µs a request sampled against ` +
+      `${us('unsampledUs')}; per run ${ratios.map((r) => r.toFixed(2)).join(' ')})`
+    );
+  }
+
   private report(m: Measurements, halfRate: number): string {
     const s = this.settings;
     const size = this.recordSize as RecordSize;
@@ -325,6 +386,8 @@ class IngestBench {
         m.shortTrack,
         m.traced10,
         m.traced100,
+        m.traced0,
+        m.phases10,
         m.untraced,
         m.bare,
         m.bareFastify,
@@ -359,6 +422,12 @@ class IngestBench {
             .map((r) => r.toFixed(2))
             .join(' ')})`,
       ),
+      `${m.traced0.label} requests/s ÷ traces off = ${ratio(m.traced0, m.track).toFixed(2)} ` +
+        `(traces on, nothing sampled: what every request pays; per round ` +
+        `${paired(m.traced0, m.track)
+          .map((r) => r.toFixed(2))
+          .join(' ')})`,
+      this.phaseLine(),
       `ingest /v1/track requests/s, traces off ÷ built without tracing = ` +
         `${ratio(m.track, m.untraced).toFixed(2)} (goal: 0.98 or more; per round ` +
         `${paired(m.track, m.untraced)

@@ -1,7 +1,8 @@
 /**
- * The `phases10` side of bench:dispatcher: the dispatcher at 10% of new traces with
+ * The `phases10` side of bench:dispatcher and bench:ingest: the app at 10% of new traces with
  * bench/sampling-phases.mts preloaded, which switches sampling on and off every 2 s; here the
- * phases' CPU is divided by the deliveries the sink received in each.
+ * phases' CPU is divided by the deliveries the sink received in each (the dispatcher), or by
+ * the requests the app received (ingest).
  */
 import { resolve } from 'node:path';
 
@@ -35,6 +36,12 @@ export function phaseLines(child: Managed): SamplingPhase[] {
   return phases;
 }
 
+/** CPU µs a delivery or request in the sampled phases and in the unsampled ones. */
+export interface PhaseCosts {
+  readonly sampledUs: number;
+  readonly unsampledUs: number;
+}
+
 /**
  * CPU µs a delivery in the sampled and the unsampled phases that lie wholly within `counts`
  * (the measured window); undefined unless both kinds have one.
@@ -42,18 +49,37 @@ export function phaseLines(child: Managed): SamplingPhase[] {
 export function phaseCosts(
   phases: readonly SamplingPhase[],
   counts: readonly Count[],
-): { sampledUs: number; unsampledUs: number } | undefined {
+): PhaseCosts | undefined {
   if (counts.length < 2) return undefined;
+  const window = { from: counts[0].at, to: counts[counts.length - 1].at };
+  return costs(phases, window, (p) => countAt(counts, p.endedAt) - countAt(counts, p.startedAt));
+}
+
+/**
+ * CPU µs a request the app received in the sampled and the unsampled phases that lie wholly
+ * within `window` (wall-clock epoch ms); undefined unless both kinds have one.
+ */
+export function requestCosts(
+  phases: readonly SamplingPhase[],
+  window: { readonly from: number; readonly to: number },
+): PhaseCosts | undefined {
+  return costs(phases, window, (p) => p.requests);
+}
+
+function costs(
+  phases: readonly SamplingPhase[],
+  window: { readonly from: number; readonly to: number },
+  units: (phase: SamplingPhase) => number,
+): PhaseCosts | undefined {
   const cpu = { on: 0, off: 0 };
-  const deliveries = { on: 0, off: 0 };
+  const done = { on: 0, off: 0 };
   for (const phase of phases) {
-    if (phase.startedAt < counts[0].at || phase.endedAt > counts[counts.length - 1].at) continue;
+    if (phase.startedAt < window.from || phase.endedAt > window.to) continue;
     cpu[phase.samplingPhase] += phase.cpuUs;
-    deliveries[phase.samplingPhase] +=
-      countAt(counts, phase.endedAt) - countAt(counts, phase.startedAt);
+    done[phase.samplingPhase] += units(phase);
   }
-  if (deliveries.on === 0 || deliveries.off === 0) return undefined;
-  return { sampledUs: cpu.on / deliveries.on, unsampledUs: cpu.off / deliveries.off };
+  if (done.on === 0 || done.off === 0) return undefined;
+  return { sampledUs: cpu.on / done.on, unsampledUs: cpu.off / done.off };
 }
 
 /** The count at `at`, interpolated between the polls around it. */

@@ -30,10 +30,14 @@ export interface LoadOutcome {
   readonly sample: Sample;
   /** Unexpected answers or connection errors, for a warning. */
   readonly problem?: string;
+  /** The measured window's start and end, wall-clock epoch ms. */
+  readonly window: { readonly from: number; readonly to: number };
 }
 
 interface Mark {
   readonly at: number;
+  /** Wall-clock epoch ms, as a process's other reports have it. */
+  readonly wallAt: number;
   readonly server?: number;
   readonly broker?: number;
   readonly machine?: number;
@@ -75,6 +79,7 @@ export async function runLoad(
   const window: Window = {};
   const mark = (): Mark => ({
     at: performance.now(),
+    wallAt: Date.now(),
     server: cpuSeconds(target.pid),
     broker: cpuSeconds(brokerPid),
     machine: machineBusySeconds(),
@@ -124,5 +129,9 @@ function outcome(
       : '',
     result.errors > 0 ? `${result.errors} connection errors` : '',
   ].filter(Boolean);
-  return { sample, problem: problems.length > 0 ? problems.join('; ') : undefined };
+  return {
+    sample,
+    problem: problems.length > 0 ? problems.join('; ') : undefined,
+    window: { from: start.wallAt, to: end.wallAt },
+  };
 }

@@ -1,15 +1,17 @@
 /**
- * Preloaded (`--import`) into the dispatcher of bench:dispatcher's `phases10` side: sampling
- * is switched on and off every `BENCH_PHASE_MS` (2,000) ms in one process, so the sampled
- * phases' cost is set against unsampled phases of the same process at the same minute (one
- * process's speed differs from the next one's by about 20% on a shared machine).
+ * Preloaded (`--import`) into the app of the `phases10` side (bench:dispatcher's dispatcher,
+ * bench:ingest's ingest): sampling is switched on and off every `BENCH_PHASE_MS` (2,000) ms in
+ * one process, so the sampled phases' cost is set against unsampled phases of the same process
+ * at the same minute (one process's speed differs from the next one's by about 20% on a shared
+ * machine).
  *
  * In an unsampled phase the SDK's ratio sampler decides "not recorded": the attempt then runs
  * on the unsampled path after the tracer's sampler was asked (about 1 µs for the tenth of
  * attempts that Sluice's own root decision samples, so the sampled phases' extra is understated
  * by about 0.1 µs a delivery). At each phase's end a JSON line goes to stderr (a
- * {@link SamplingPhase}).
+ * {@link SamplingPhase}), with the HTTP requests the process's servers received in it.
  */
+import { Server } from 'node:http';
 import { createRequire } from 'node:module';
 
 import type { Context } from '@opentelemetry/api';
@@ -21,6 +23,8 @@ export interface SamplingPhase {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly cpuUs: number;
+  /** HTTP requests the process's servers received in the phase. */
+  readonly requests: number;
 }
 
 // The app loads the SDK's CommonJS build: the same module, so the same class, is patched here.
@@ -42,6 +46,14 @@ prototype.shouldSample = function (this: typeof prototype, context: Context, tra
   return sampling ? shouldSample.call(this, context, traceId) : NOT_RECORD;
 };
 
+let requests = 0;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its own `this` below
+const emit = Server.prototype.emit;
+Server.prototype.emit = function (this: Server, event: string | symbol, ...args: unknown[]) {
+  if (event === 'request') requests += 1;
+  return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
+};
+
 setInterval(() => {
   const used = process.cpuUsage(cpu);
   const endedAt = Date.now();
@@ -50,9 +62,11 @@ setInterval(() => {
     startedAt,
     endedAt,
     cpuUs: used.user + used.system,
+    requests,
   };
   process.stderr.write(`${JSON.stringify(phase)}\n`);
   sampling = !sampling;
   startedAt = endedAt;
   cpu = process.cpuUsage();
+  requests = 0;
 }, PHASE_MS).unref();

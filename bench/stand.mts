@@ -11,6 +11,7 @@ import type { Admin } from 'kafkajs';
 
 import { removeStand, withDatabase } from './common.mts';
 import { createTopics, kafkaClient } from './kafka.mts';
+import { phaseLines, phasesEnv } from './phase-costs.mts';
 import {
   firstJsonLine,
   freePort,
@@ -19,6 +20,7 @@ import {
   type Supervisor,
   waitForHttp,
 } from './processes.mts';
+import type { SamplingPhase } from './sampling-phases.mts';
 import { startOtlpSink, TRACED_RATIOS, type TracedSide, tracingEnv } from './tracing-sides.mts';
 import { untracedBuild } from './untraced-build.mts';
 
@@ -43,8 +45,9 @@ export interface StandOptions {
   /** Extra Node options for the ingest process (`BENCH_NODE_ARGS`, for example a profiler). */
   readonly nodeArgs?: readonly string[];
   /**
-   * Also start ingest with traces on at 10% and at 100%, exporting to a local OTLP sink, and
-   * ingest built without tracing (bench/untraced-build.mts).
+   * Also start ingest with traces on at 10%, at 100% and with none sampled, exporting to a
+   * local OTLP sink; at 10% with sampling switched on and off every 2 s (bench/phase-costs.mts);
+   * and ingest built without tracing (bench/untraced-build.mts).
    */
   readonly traced?: boolean;
 }
@@ -69,6 +72,8 @@ export class Stand {
   readonly traced: Partial<Record<TracedSide, Target>> = {};
   /** Ingest built without tracing (when the options ask for the traced ones). */
   untraced?: Target;
+  /** Ingest at 10% switching sampling on and off, and the phases it reported so far. */
+  phased?: { readonly target: Target; readonly phases: readonly SamplingPhase[] };
   bare?: Target;
   bareFastify?: Target;
   bareKafka?: Target;
@@ -131,6 +136,13 @@ export class Stand {
         OTEL_SERVICE_NAME: `bench-ingest-${side}`,
       });
     }
+    // Phases of 1 s: a run of the default 6 s holds five whole ones.
+    const phased = await this.startIngest('ingest, traces 10% switched on and off', {
+      ...phasesEnv(url),
+      OTEL_SERVICE_NAME: 'bench-ingest-phases10',
+      BENCH_PHASE_MS: '1000',
+    });
+    this.phased = { target: phased, phases: phaseLines(phased.process) };
   }
 
   /** Stops the servers, deletes the source, the run's topics and consumer groups. */
@@ -149,7 +161,7 @@ export class Stand {
     name = 'ingest',
     own: Record<string, string> = {},
     main = INGEST_MAIN,
-  ): Promise<Target> {
+  ): Promise<Target & { readonly process: Managed }> {
     const port = await freePort();
     const ingest = this.supervisor.spawn(
       name,
@@ -171,7 +183,7 @@ export class Stand {
     );
     this.processes.push(ingest);
     await waitForHttp(`http://127.0.0.1:${port}/health/ready`, ingest, READY_TIMEOUT_MS);
-    return { name, port, pid: ingest.pid };
+    return { name, port, pid: ingest.pid, process: ingest };
   }
 
   private async startBare(name: string, script: string, args: string[] = []): Promise<Target> {

@@ -1,7 +1,7 @@
 /**
  * The traced sides of `bench:ingest` and `bench:dispatcher`: the app as built, with traces
  * exported over OTLP/HTTP to a local sink (bench/otlp-sink.mts) at 10% and at 100% of new
- * traces, against the same app with traces off (the default).
+ * traces, and on with none sampled (0%), against the same app with traces off (the default).
  */
 import { firstJsonLine, type Managed, type Supervisor } from './processes.mts';
 
@@ -9,7 +9,7 @@ const OTLP_SINK = 'bench/otlp-sink.mts';
 const SINK_START_TIMEOUT_MS = 10_000;
 
 /** Shares of new traces kept by the traced sides. */
-export const TRACED_RATIOS = { traced10: 0.1, traced100: 1 } as const;
+export const TRACED_RATIOS = { traced10: 0.1, traced100: 1, traced0: 0 } as const;
 export type TracedSide = keyof typeof TRACED_RATIOS;
 
 /** Starts the OTLP sink; returns its base URL (OTEL_EXPORTER_OTLP_ENDPOINT) and process. */
