@@ -21,6 +21,11 @@
  * this script (`node --cpu-prof bench/tracing-cost.mts`) go to each side's process too. The
  * report adds the CPU of one sampled span: the 10% and 100% sides' extra over 0% divided by
  * their share.
+ *
+ * `BENCH_APP=ingest` times ingest's tracing code instead: `tracedRequest` around a tracking
+ * request's handler that notes its intake on the request's span and reads the `traceparent`
+ * its calls' records carry, as `TrackingService` does with traces on (and neither with them
+ * off); the parents come as a producer's `traceparent` header.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -30,6 +35,8 @@ import { envReader } from './common.mts';
 import { firstJsonLine, Supervisor } from './processes.mts';
 
 const requireBuilt = createRequire(import.meta.url);
+/** Whose tracing code is timed: the dispatcher's (the default) or ingest's. */
+const APP = process.env.BENCH_APP === 'ingest' ? 'ingest' : 'dispatcher';
 const SIDES = {
   off: { ratio: undefined, parent: undefined },
   traced0: { ratio: 0, parent: undefined },
@@ -46,6 +53,15 @@ interface Tracing {
   startTracing(app: string, options: object): Promise<void>;
   stopTracing(app: string): Promise<void>;
   tracerOf(app: string): object | undefined;
+  recordingSpan(): { setAttribute(key: string, value: string | number): void } | undefined;
+  activeTraceHeaders(): Record<string, string>;
+}
+interface IngestTracing {
+  tracedRequest<R>(
+    tracer: object,
+    routes: object,
+    handler: (request: R, reply: object) => Promise<string>,
+  ): (request: R, reply: object) => Promise<string>;
 }
 interface DeliveryTracing {
   tracedAttempt<T>(tracer: object, record: object, handle: () => Promise<T>): Promise<T>;
@@ -62,12 +78,9 @@ async function runSide(
   warmUpCalls: number,
 ): Promise<void> {
   const tracing = requireBuilt(resolve('dist/libs/tracing/src/index.js')) as Tracing;
-  const delivery = requireBuilt(
-    resolve('dist/apps/dispatcher/src/delivery/delivery-tracing.js'),
-  ) as DeliveryTracing;
   const { ratio, parent } = SIDES[side];
   if (ratio !== undefined) {
-    await tracing.startTracing('dispatcher', {
+    await tracing.startTracing(APP, {
       url: `${sinkUrl}/v1/traces`,
       // The standard variable picks the encoding, as in the apps (http/protobuf by default).
       protocol:
@@ -80,31 +93,17 @@ async function runSide(
       maxQueueSize: 2_048,
     });
   }
-  const tracer = tracing.tracerOf('dispatcher');
-  const headers: Record<string, Buffer> = {
-    'sluice-destination-id': Buffer.from('0b9d3c5e-2f7a-4c1e-9d8b-6a5f4e3d2c1b'),
-    'sluice-source-id': Buffer.from('7c6b5a49-3827-4615-8493-a2b1c0d9e8f7'),
-    'sluice-message-id': Buffer.from('bench-message-0001'),
-    'sluice-call-type': Buffer.from('track'),
-  };
-  if (parent !== undefined) {
-    headers.traceparent = Buffer.from(
-      `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${parent}`,
-    );
-  }
-  const record = { topic: 'bench.sluice.deliveries.v1', partition: 0, offset: '1', headers };
-  const answer = { kind: 'success', status: 200 };
-  const attempt = async () => {
-    const span =
-      tracer && delivery.startWebhookSpan(tracer, 'http://127.0.0.1:8080/hook', 'w', true);
-    await Promise.resolve();
-    if (span) delivery.endWebhookSpan(span, answer, 1.5);
-    return { result: 'delivered' };
-  };
+  const tracer = tracing.tracerOf(APP);
+  const traceparent =
+    parent === undefined
+      ? undefined
+      : `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-${parent}`;
+  const unit =
+    APP === 'ingest' ? ingestRequest(tracing, tracer, traceparent) : attempt(tracer, traceparent);
   let kept = 0;
   const one = () => {
     kept += garbage(allocObjects);
-    return tracer ? delivery.tracedAttempt(tracer, record, attempt) : attempt();
+    return unit();
   };
   const run = async (n: number) => {
     for (let i = 1; i <= n; i += 1) {
@@ -117,8 +116,58 @@ async function runSide(
   await run(calls);
   const used = process.cpuUsage(before);
   if (kept < 0) throw new Error('unreachable');
-  await tracing.stopTracing('dispatcher');
+  await tracing.stopTracing(APP);
   console.log(JSON.stringify({ cpuUsPerCall: (used.user + used.system) / calls }));
+}
+
+/** A delivery attempt that tells its one webhook's POST, traced when `tracer` is set. */
+function attempt(tracer: object | undefined, traceparent: string | undefined) {
+  const delivery = requireBuilt(
+    resolve('dist/apps/dispatcher/src/delivery/delivery-tracing.js'),
+  ) as DeliveryTracing;
+  const headers: Record<string, Buffer> = {
+    'sluice-destination-id': Buffer.from('0b9d3c5e-2f7a-4c1e-9d8b-6a5f4e3d2c1b'),
+    'sluice-source-id': Buffer.from('7c6b5a49-3827-4615-8493-a2b1c0d9e8f7'),
+    'sluice-message-id': Buffer.from('bench-message-0001'),
+    'sluice-call-type': Buffer.from('track'),
+  };
+  if (traceparent !== undefined) headers.traceparent = Buffer.from(traceparent);
+  const record = { topic: 'bench.sluice.deliveries.v1', partition: 0, offset: '1', headers };
+  const answer = { kind: 'success', status: 200 };
+  const post = async () => {
+    const span =
+      tracer && delivery.startWebhookSpan(tracer, 'http://127.0.0.1:8080/hook', 'w', true);
+    await Promise.resolve();
+    if (span) delivery.endWebhookSpan(span, answer, 1.5);
+    return { result: 'delivered' };
+  };
+  return () => (tracer ? delivery.tracedAttempt(tracer, record, post) : post());
+}
+
+/**
+ * A tracking request's handler, in `tracedRequest` when `tracer` is set: with traces on it
+ * notes the intake on the request's span and reads its calls' `traceparent`, as ingest does.
+ */
+function ingestRequest(
+  tracing: Tracing,
+  tracer: object | undefined,
+  traceparent: string | undefined,
+) {
+  const ingest = requireBuilt(
+    resolve('dist/apps/ingest/src/tracking/tracking.tracing.js'),
+  ) as IngestTracing;
+  const request = { params: { route: 'track' }, headers: traceparent ? { traceparent } : {} };
+  const handle = async () => {
+    await Promise.resolve();
+    if (tracer === undefined) return '';
+    const span = tracing.recordingSpan();
+    span?.setAttribute('sluice.source.id', '7c6b5a49-3827-4615-8493-a2b1c0d9e8f7');
+    span?.setAttribute('sluice.calls.accepted', 1);
+    span?.setAttribute('sluice.calls.rejected', 0);
+    return tracing.activeTraceHeaders().traceparent ?? '';
+  };
+  const handler = tracer ? ingest.tracedRequest(tracer, { track: 'track' }, handle) : handle;
+  return () => handler(request, { statusCode: 200 });
 }
 
 /** Allocates `objects` small objects and drops them; returns how many (so none is elided). */
@@ -162,7 +211,8 @@ async function main(): Promise<void> {
   const off = median(samples.get('off')!);
   const none = median(samples.get('traced0')!);
   console.log(
-    `tracing code's CPU per attempt, medians of ${rounds} rounds of ${calls} calls` +
+    `${APP}'s tracing code's CPU per ${APP === 'ingest' ? 'request' : 'attempt'}, medians of ` +
+      `${rounds} rounds of ${calls} calls` +
       ` after ${warmUp} (${allocObjects} objects allocated per attempt)`,
   );
   for (const [side, xs] of samples) {
