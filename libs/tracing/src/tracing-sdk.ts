@@ -42,12 +42,15 @@ interface AppTracing {
 
 /** How a tracer decides a new trace: its sampler's root decision and its ids. */
 interface RootDecision {
-  /**
-   * Whether the tracer's sampler records a span with no parent in the trace whose id
-   * {@link ChosenTraceIds} made last (given the XOR of its four 32-bit words).
-   */
-  readonly samples: (folded: number) => boolean;
+  /** Whether the tracer's sampler records a span with no parent in a {@link NewTraceId}. */
+  readonly samples: (id: NewTraceId) => boolean;
   readonly ids: ChosenTraceIds;
+}
+
+/** A random trace id, and the XOR of its four 32-bit words (what a ratio sampler reads). */
+interface NewTraceId {
+  readonly id: string;
+  readonly folded: number;
 }
 
 /**
@@ -57,46 +60,46 @@ interface RootDecision {
  */
 class ChosenTraceIds implements IdGenerator {
   chosen: string | undefined;
-  /** The XOR of the four 32-bit words of the last random trace id made. */
-  folded = 0;
   private readonly pool = Buffer.allocUnsafe(ID_POOL_BYTES);
   private used = ID_POOL_BYTES;
 
   generateTraceId(): string {
-    const id = this.chosen ?? this.random(16);
+    const id = this.chosen ?? this.newTraceId().id;
     this.chosen = undefined;
     return id;
   }
 
   generateSpanId(): string {
-    return this.random(8);
+    const start = this.take(8);
+    return this.pool.toString('hex', start, start + 8);
   }
 
-  /** `bytes` random bytes in hex; never all zeros (an invalid id). */
-  private random(bytes: number): string {
+  newTraceId(): NewTraceId {
+    const start = this.take(16);
+    const pool = this.pool;
+    const folded =
+      (pool.readUInt32BE(start) ^
+        pool.readUInt32BE(start + 4) ^
+        pool.readUInt32BE(start + 8) ^
+        pool.readUInt32BE(start + 12)) >>>
+      0;
+    return { id: pool.toString('hex', start, start + 16), folded };
+  }
+
+  /** Where `bytes` fresh random bytes start in the pool; never all zeros (an invalid id). */
+  private take(bytes: number): number {
     if (this.used + bytes > ID_POOL_BYTES) {
       randomFillSync(this.pool);
       this.used = 0;
     }
     const start = this.used;
     this.used += bytes;
-    const id = this.pool.toString('hex', start, start + bytes);
-    if (id === ZERO_IDS[bytes]) return this.random(bytes);
-    if (bytes === 16) {
-      const pool = this.pool;
-      this.folded =
-        (pool.readUInt32BE(start) ^
-          pool.readUInt32BE(start + 4) ^
-          pool.readUInt32BE(start + 8) ^
-          pool.readUInt32BE(start + 12)) >>>
-        0;
-    }
-    return id;
+    for (let i = start; i < start + bytes; i += 1) if (this.pool[i] !== 0) return start;
+    return this.take(bytes);
   }
 }
 
 const ID_POOL_BYTES = 4096;
-const ZERO_IDS: Record<number, string> = { 8: '0'.repeat(16), 16: '0'.repeat(32) };
 
 /** Each traced app's provider: apps sharing a process (local runs) keep their service names. */
 const apps = new Map<string, AppTracing>();
@@ -131,12 +134,13 @@ export function tracerOf(app: string): Tracer | undefined {
 export function startRootSpan(tracer: Tracer, name: string, kind: SpanKind): Span {
   const root = roots.get(tracer);
   if (root === undefined) return tracer.startSpan(name, { kind }, ROOT_CONTEXT);
-  const traceId = root.ids.generateTraceId();
-  if (!root.samples(root.ids.folded)) {
+  const traceId = root.ids.newTraceId();
+  if (!root.samples(traceId)) {
     const spanId = root.ids.generateSpanId();
-    return trace.wrapSpanContext({ traceId, spanId, traceFlags: TraceFlags.NONE });
+    return trace.wrapSpanContext({ traceId: traceId.id, spanId, traceFlags: TraceFlags.NONE });
   }
-  root.ids.chosen = traceId;
+  // The tracer asks its id generator for the trace id: the same one, so it decides on it too.
+  root.ids.chosen = traceId.id;
   return tracer.startSpan(name, { kind }, ROOT_CONTEXT);
 }
 
@@ -244,13 +248,13 @@ function rootSampler(options: TracingOptions): string {
  * folded words: the ratio sampler's `shouldSample` parses the id's hex again (the cost of a
  * few hundred nanoseconds on every new trace). tracing.spec.ts checks it against the SDK's.
  */
-function rootDecision(options: TracingOptions): (folded: number) => boolean {
+function rootDecision(options: TracingOptions): (id: NewTraceId) => boolean {
   const base = rootSampler(options);
   if (base === 'always_off') return () => false;
   if (base !== 'traceidratio') return () => true;
   const ratio = Number.isNaN(options.ratio) ? 0 : Math.min(1, Math.max(0, options.ratio));
   const bound = ratio === 1 ? 2 ** 32 : Math.floor(ratio * 0xffffffff);
-  return (folded) => folded < bound;
+  return ({ folded }) => folded < bound;
 }
 
 /** The OTLP/HTTP exporter of the protocol (its headers, TLS and timeout from `OTEL_EXPORTER_OTLP_*`). */
