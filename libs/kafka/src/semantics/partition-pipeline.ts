@@ -1,5 +1,6 @@
 import { DueWaits } from './due-time';
 import { DurableLater, DurableWaits } from './durable-later';
+import { FinishedPrefix } from './finished-prefix';
 import { LaneHold } from './lane-hold';
 import { LaneHolds } from './lane-holds';
 import { laneOf, Lanes } from './lanes';
@@ -45,13 +46,9 @@ export class PartitionPipeline {
   private readonly slots: Semaphore;
   /** Keys with a record running, and the records of each waiting behind it (no slot). */
   private readonly lanes = new Lanes<Task>();
-  /** Admitted records in offset order, finished or not, from the oldest unfinished one. */
-  private readonly pending: Task[] = [];
+  /** Admitted records in offset order, and the commits of their finished prefix. */
+  private readonly prefix: FinishedPrefix<Task>;
   private lastAdmitted: bigint | undefined;
-  /** The offset the finished prefix reaches, and the one last sent to Kafka. */
-  private wanted: bigint | undefined;
-  private sent: bigint | undefined;
-  private committing: Promise<void> | undefined;
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
   private failure: bigint | undefined;
@@ -78,6 +75,7 @@ export class PartitionPipeline {
     private readonly control: PipelineControl,
   ) {
     this.slots = new Semaphore(options.maxInFlight);
+    this.prefix = new FinishedPrefix((offset) => control.commit(offset));
     this.dueWaits = new DueWaits(options.now);
     const partition = { held: () => this.held, finishedCount: () => this.finishedCount };
     this.holds = new LaneHolds(partition, options.laneRoomWaitMs);
@@ -154,7 +152,7 @@ export class PartitionPipeline {
    * record finished: where a later pipeline of this partition may start handling again.
    */
   finishedBefore(): bigint | undefined {
-    return this.wanted;
+    return this.prefix.finishedBefore();
   }
 
   /**
@@ -167,22 +165,21 @@ export class PartitionPipeline {
       this.skipping = false;
       return false;
     }
-    this.pending.push({ record, offset, done: true, lane: undefined });
+    this.prefix.add({ record, offset, done: true, lane: undefined });
     this.lastAdmitted = offset;
-    this.advance();
+    this.prefix.advance();
     return true;
   }
 
   /** The first admitted record not finished yet, if any (where a new owner must start). */
   firstUnfinished(): string | undefined {
-    const first = this.pending.find((entry) => !entry.done);
-    return first?.offset.toString();
+    return this.prefix.firstUnfinished()?.offset.toString();
   }
 
   /** Resolves once no record is in flight and the finished prefix is committed. */
   async drain(): Promise<void> {
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-    await this.committing;
+    await this.prefix.committed();
   }
 
   /** Stops admitting: the partition is held at `offset` until a record finishes. */
@@ -192,7 +189,7 @@ export class PartitionPipeline {
   }
 
   private admitted(task: Task): void {
-    this.pending.push(task);
+    this.prefix.add(task);
     this.lastAdmitted = task.offset;
     this.inFlight += 1;
   }
@@ -375,7 +372,7 @@ export class PartitionPipeline {
   private finished(count = 1): void {
     this.inFlight -= count;
     this.finishedCount += count;
-    this.advance();
+    this.prefix.advance();
     if (this.held && this.failure === undefined) {
       this.held = false;
       this.control.release();
@@ -385,40 +382,9 @@ export class PartitionPipeline {
     if (this.failure !== undefined) this.recover(this.failure);
   }
 
-  /** Commits the finished prefix; while a commit is on its way, later offsets gather. */
-  private advance(): void {
-    let finished = 0;
-    while (finished < this.pending.length && this.pending[finished].done) finished += 1;
-    if (finished === 0) return;
-    const through = this.pending[finished - 1].offset;
-    this.pending.splice(0, finished);
-    this.commitThrough(through + 1n);
-  }
-
-  private commitThrough(next: bigint): void {
-    if (this.wanted !== undefined && next <= this.wanted) return;
-    this.wanted = next;
-    this.committing ??= this.commitLoop();
-  }
-
-  /** Commits the latest finished prefix until it stops moving: one request at a time. */
-  private async commitLoop(): Promise<void> {
-    try {
-      while (this.wanted !== undefined && this.wanted !== this.sent) {
-        const target = this.wanted;
-        // A refused commit is retried by the committer (a later one covers its offsets too),
-        // which logs refusals for the whole group.
-        await this.control.commit(target.toString()).catch(() => undefined);
-        this.sent = target;
-      }
-    } finally {
-      this.committing = undefined;
-    }
-  }
-
   /** Everything in flight has finished: rewind to the failed record, admit again from it. */
   private recover(failedAt: bigint): void {
-    this.pending.length = 0;
+    this.prefix.forget();
     this.lanes.clear();
     this.lastAdmitted = failedAt - 1n;
     this.failure = undefined;
