@@ -23,9 +23,9 @@
  * their share.
  *
  * `BENCH_APP=ingest` times ingest's tracing code instead: `tracedRequest` around a tracking
- * request's handler that notes its intake on the request's span and reads the `traceparent`
- * its calls' records carry, as `TrackingService` does with traces on (and neither with them
- * off); the parents come as a producer's `traceparent` header.
+ * request's handler that is handed the request's span, notes its intake on it and makes the
+ * `traceparent` its calls' records carry, as `TrackingService` does with traces on (and
+ * neither with them off); the parents come as a producer's `traceparent` header.
  */
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -53,14 +53,17 @@ interface Tracing {
   startTracing(app: string, options: object): Promise<void>;
   stopTracing(app: string): Promise<void>;
   tracerOf(app: string): object | undefined;
-  recordingSpan(): { setAttribute(key: string, value: string | number): void } | undefined;
-  activeTraceHeaders(): Record<string, string>;
+  spanTraceHeaders(span: SpanLike): Record<string, string>;
+}
+interface SpanLike {
+  isRecording(): boolean;
+  setAttribute(key: string, value: string | number): void;
 }
 interface IngestTracing {
   tracedRequest<R>(
     tracer: object,
     routes: object,
-    handler: (request: R, reply: object) => Promise<string>,
+    handler: (request: R, reply: object, span?: SpanLike) => Promise<string>,
   ): (request: R, reply: object) => Promise<string>;
 }
 interface DeliveryTracing {
@@ -145,8 +148,9 @@ function attempt(tracer: object | undefined, traceparent: string | undefined) {
 }
 
 /**
- * A tracking request's handler, in `tracedRequest` when `tracer` is set: with traces on it
- * notes the intake on the request's span and reads its calls' `traceparent`, as ingest does.
+ * A tracking request's handler, in `tracedRequest` when `tracer` is set: with traces on it is
+ * handed the request's span, notes the intake on it and makes its calls' `traceparent` from it,
+ * as ingest's `TrackingService` does.
  */
 function ingestRequest(
   tracing: Tracing,
@@ -157,14 +161,15 @@ function ingestRequest(
     resolve('dist/apps/ingest/src/tracking/tracking.tracing.js'),
   ) as IngestTracing;
   const request = { params: { route: 'track' }, headers: traceparent ? { traceparent } : {} };
-  const handle = async () => {
+  const handle = async (_request: unknown, _reply: unknown, span?: SpanLike) => {
     await Promise.resolve();
-    if (tracer === undefined) return '';
-    const span = tracing.recordingSpan();
-    span?.setAttribute('sluice.source.id', '7c6b5a49-3827-4615-8493-a2b1c0d9e8f7');
-    span?.setAttribute('sluice.calls.accepted', 1);
-    span?.setAttribute('sluice.calls.rejected', 0);
-    return tracing.activeTraceHeaders().traceparent ?? '';
+    if (span === undefined) return '';
+    if (span.isRecording()) {
+      span.setAttribute('sluice.source.id', '7c6b5a49-3827-4615-8493-a2b1c0d9e8f7');
+      span.setAttribute('sluice.calls.accepted', 1);
+      span.setAttribute('sluice.calls.rejected', 0);
+    }
+    return tracing.spanTraceHeaders(span).traceparent ?? '';
   };
   const handler = tracer ? ingest.tracedRequest(tracer, { track: 'track' }, handle) : handle;
   return () => handler(request, { statusCode: 200 });

@@ -4,6 +4,7 @@ export { ATTRIBUTE } from './attributes';
 export {
   activeTraceHeaders,
   httpParent,
+  inGivenSpan,
   inSpan,
   recordingSpan,
   recordParent,

@@ -10,8 +10,10 @@ import { IncomingRecord } from '@app/kafka';
 import {
   activeTraceHeaders,
   httpParent,
+  inGivenSpan,
   inSpan,
   recordParent,
+  spanTraceHeaders,
   startLinkedSpan,
 } from './trace-context';
 import { startRootSpan, startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
@@ -152,6 +154,45 @@ describe('tracing', () => {
     // What it produces carries on the trace, unsampled unless a span of its own was sampled.
     expect(seen.headers.traceparent).toBe(`00-${TRACE_ID}-${seen.spanId}-0${own ? 1 : 0}`);
   });
+
+  it.each<[string, number, string, boolean]>([
+    // sampler, ratio, the producer's traceparent flags (none: a new trace), a span recorded
+    ['parentbased_traceidratio', 1, '01', true],
+    ['parentbased_traceidratio', 1, '00', false],
+    ['traceidratio', 1, '00', true],
+    ['parentbased_traceidratio', 1, 'none', true],
+    ['parentbased_traceidratio', 0, 'none', false],
+  ])(
+    'inGivenSpan (%s at %d, parent %s) hands its work the span, not made active: recorded %s',
+    async (sampler, ratio, flags, recorded) => {
+      await startTracing('test', { ...options, sampler, ratio });
+      const parent = flags === 'none' ? ROOT_CONTEXT : recordParent(produced(flags === '01'));
+      let annotated = false;
+      const seen = await inGivenSpan(
+        tracerOf('test')!,
+        'work',
+        SpanKind.CONSUMER,
+        parent,
+        (span) =>
+          Promise.resolve({
+            active: trace.getActiveSpan(),
+            context: span.spanContext(),
+            headers: spanTraceHeaders(span),
+            recording: span.isRecording(),
+          }),
+        () => {
+          annotated = true;
+        },
+      );
+      expect(seen.active).toBeUndefined();
+      expect([seen.recording, annotated]).toEqual([recorded, recorded]);
+      const { traceId, spanId } = seen.context;
+      // Below the unsampled parent it follows, the work has the parent's own span.
+      expect(spanId === PARENT_ID).toBe(flags === '00' && sampler.startsWith('parentbased_'));
+      if (flags !== 'none') expect(traceId).toBe(TRACE_ID);
+      expect(seen.headers.traceparent).toBe(`00-${traceId}-${spanId}-0${recorded ? 1 : 0}`);
+    },
+  );
 
   it.each<[string, number, boolean]>([
     ['parentbased_traceidratio', 0, false],

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 
 import { HEADER, MAX_REQUEST_BYTES, TOPIC } from '@app/contracts';
 import { BatchProducer, headerText, IncomingRecord, KafkaTransport } from '@app/kafka';
-import { tracerOf } from '@app/tracing';
+import { Span, tracerOf } from '@app/tracing';
 
 import { IngestError } from '../tracking/ingest.error';
 import { IngestMetrics } from '../tracking/ingest.metrics';
@@ -32,10 +32,11 @@ export class IngressConsumer {
 
   handle(record: IncomingRecord): Promise<void> {
     const tracer = this.tracer;
-    return tracer ? tracedIngress(tracer, record, () => this.take(record)) : this.take(record);
+    if (tracer === undefined) return this.take(record);
+    return tracedIngress(tracer, record, (span) => this.take(record, span));
   }
 
-  private async take(record: IncomingRecord): Promise<void> {
+  private async take(record: IncomingRecord, span?: Span): Promise<void> {
     try {
       await this.tracking.take({
         route: 'auto',
@@ -43,6 +44,7 @@ export class IngressConsumer {
         contentEncoding: headerText(record, 'content-encoding'),
         writeKey: headerText(record, HEADER.writeKey),
         channel: 'kafka',
+        span,
       });
     } catch (error) {
       // Kafka itself failing is an infrastructure fault: throw, so the record is retried.

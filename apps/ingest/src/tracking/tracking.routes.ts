@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 
 import { CALL_TYPES, CallType } from '@app/contracts';
 import type { SettingsCache } from '@app/settings';
-import type { Tracer } from '@app/tracing';
+import type { Span, Tracer } from '@app/tracing';
 
 import { corsHeaders, ORIGIN_NOT_ALLOWED, preflightHeaders, sourceAllowsOrigin } from './cors';
 import { IngestError } from './ingest.error';
@@ -81,7 +81,11 @@ export function registerTrackingRoutes(fastify: FastifyInstance, deps: TrackingR
     }
     done();
   };
-  const track = async (request: FastifyRequest<TrackingRoute>, reply: FastifyReply) => {
+  const track = async (
+    request: FastifyRequest<TrackingRoute>,
+    reply: FastifyReply,
+    span?: Span,
+  ) => {
     void reply.header('content-type', JSON_TYPE);
     const name = request.params.route;
     const route = Object.hasOwn(TRACKING_ROUTES, name) ? TRACKING_ROUTES[name] : undefined;
@@ -100,6 +104,7 @@ export function registerTrackingRoutes(fastify: FastifyInstance, deps: TrackingR
         ip: request.ip,
         origin: request.headers.origin,
         channel: 'http',
+        span,
       });
       return rejected.length === 0 ? SUCCESS : JSON.stringify({ success: true, rejected });
     } catch (error) {

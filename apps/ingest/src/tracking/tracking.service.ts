@@ -15,7 +15,7 @@ import {
 } from '@app/contracts';
 import { BatchProducer, OutgoingRecord } from '@app/kafka';
 import { SettingsCache, SourceSettings } from '@app/settings';
-import { activeTraceHeaders, ATTRIBUTE, recordingSpan, tracerOf } from '@app/tracing';
+import { ATTRIBUTE, Span, spanTraceHeaders } from '@app/tracing';
 
 import { UsageCounter } from '../usage/usage.counter';
 import { ORIGIN_NOT_ALLOWED, sourceAllowsOrigin } from './cors';
@@ -40,6 +40,8 @@ export interface IntakeRequest {
   /** The `Origin` of a browser page's request, checked against the source's allow-list. */
   readonly origin?: string;
   readonly channel: Channel;
+  /** The request's span (traces on): its calls carry its trace context. */
+  readonly span?: Span;
 }
 
 /** A refused batch message, as listed in the answer. */
@@ -56,8 +58,6 @@ export interface RejectedItem {
 @Injectable()
 export class TrackingService {
   private readonly logger = new Logger(TrackingService.name);
-  /** Whether traces are on: the calls then carry the request's trace context. */
-  private readonly traced = tracerOf('ingest') !== undefined;
 
   constructor(
     private readonly settings: SettingsCache,
@@ -83,7 +83,7 @@ export class TrackingService {
     const source = early ?? this.authenticate(body.writeKey, request.origin);
     const ctx: EnrichContext = { receivedAt: Date.now(), ip: request.ip, newMessageId: randomUUID };
     const intake = this.intake(request.route, body, ctx, bytes.length);
-    await this.publish(source.id, intake, request.channel);
+    await this.publish(source.id, intake, request.channel, request.span);
     return intake.rejected.map(({ index, code, message }) => ({ index, code, message }));
   }
 
@@ -111,8 +111,13 @@ export class TrackingService {
     return source;
   }
 
-  private async publish(sourceId: string, intake: Intake, channel: Channel): Promise<void> {
-    const trace = this.traced ? traceIntake(sourceId, intake) : undefined;
+  private async publish(
+    sourceId: string,
+    intake: Intake,
+    channel: Channel,
+    span: Span | undefined,
+  ): Promise<void> {
+    const trace = span && traceIntake(span, sourceId, intake);
     const records = [
       ...intake.accepted.map((call) => callRecord(sourceId, call, trace)),
       ...intake.rejected.map((r): OutgoingRecord => ({
@@ -165,14 +170,13 @@ function callRecord(
 }
 
 /** Notes the intake on the request's span; the trace headers its calls carry to the router. */
-function traceIntake(sourceId: string, intake: Intake): Record<string, string> {
-  const span = recordingSpan();
-  if (span) {
+function traceIntake(span: Span, sourceId: string, intake: Intake): Record<string, string> {
+  if (span.isRecording()) {
     span.setAttribute(ATTRIBUTE.sourceId, sourceId);
     span.setAttribute(ATTRIBUTE.callsAccepted, intake.accepted.length);
     span.setAttribute(ATTRIBUTE.callsRejected, intake.rejected.length);
   }
-  return activeTraceHeaders();
+  return spanTraceHeaders(span);
 }
 
 function ensureCallSize(bytes: number): void {

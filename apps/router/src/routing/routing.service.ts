@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 
 import { BatchProducer, IncomingRecord, OutgoingRecord } from '@app/kafka';
 import { SettingsCache } from '@app/settings';
-import { activeTraceHeaders, tracerOf } from '@app/tracing';
+import { Span, spanTraceHeaders, tracerOf } from '@app/tracing';
 
 import {
   CallFacts,
@@ -56,11 +56,12 @@ export class RoutingService {
   route(record: IncomingRecord): Promise<RouteOutcome> {
     const tracer = this.tracer;
     return tracer
-      ? tracedRoute(tracer, record, () => this.routeRecord(record))
+      ? tracedRoute(tracer, record, (span) => this.routeRecord(record, span))
       : this.routeRecord(record);
   }
 
-  private async routeRecord(record: IncomingRecord): Promise<RouteOutcome> {
+  /** Routes a record; `span` (traces on) is the trace its deliveries carry on. */
+  private async routeRecord(record: IncomingRecord, span?: Span): Promise<RouteOutcome> {
     const decoded = decodeCallRecord(record);
     if (decoded.kind === 'invalid') return this.reject(record, decoded.reason);
     const { call } = decoded;
@@ -76,7 +77,7 @@ export class RoutingService {
       return { kind: 'filtered', reason: decision.reason };
     }
     const { destinationIds } = decision;
-    const trace = this.tracer ? activeTraceHeaders() : undefined;
+    const trace = span && spanTraceHeaders(span);
     await this.produce(
       destinationIds.map((id) => deliveryRecord(call, id, trace)),
       call,

@@ -1,20 +1,20 @@
 import { HEADER } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
-import { ATTRIBUTE, inSpan, recordParent, SpanKind, Tracer } from '@app/tracing';
+import { ATTRIBUTE, inGivenSpan, recordParent, Span, SpanKind, Tracer } from '@app/tracing';
 
 import type { RouteOutcome } from './routing.service';
 
 /**
  * Routing one call record in a consumer span, the child of the span that published the call
- * (its `traceparent` header); the deliveries it produces carry this span's context.
+ * (its `traceparent` header), handed to `route`: the deliveries it produces carry its context.
  */
 export function tracedRoute(
   tracer: Tracer,
   record: IncomingRecord,
-  route: () => Promise<RouteOutcome>,
+  route: (span: Span) => Promise<RouteOutcome>,
 ): Promise<RouteOutcome> {
   const parent = recordParent(record);
-  return inSpan(
+  return inGivenSpan(
     tracer,
     `route ${record.topic}`,
     SpanKind.CONSUMER,
