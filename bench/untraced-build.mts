@@ -35,6 +35,7 @@ module.exports = {
   TracingLifecycle,
   activeTraceHeaders: traced,
   httpParent: traced,
+  inGivenSpan: traced,
   inSpan: traced,
   recordParent: traced,
   recordingSpan: traced,
