@@ -132,7 +132,7 @@ export function inSpan<T>(
 /**
  * {@link inSpan} for work that is handed its span and passes it on itself (into the records it
  * produces, say): the span is not made the active one, so the work runs without an async
- * context of its own (about a microsecond a unit of work). Below an unsampled parent, under a
+ * context of its own, which costs every unit of work. Below an unsampled parent, under a
  * sampler that follows it, `work` is handed the parent's span.
  */
 export function inGivenSpan<T>(

@@ -1,11 +1,11 @@
 import { FinishedPrefix } from './finished-prefix';
 
-interface Record {
+interface Entry {
   readonly offset: bigint;
   done: boolean;
 }
 
-const record = (offset: number): Record => ({ offset: BigInt(offset), done: false });
+const record = (offset: number): Entry => ({ offset: BigInt(offset), done: false });
 
 /** A committer whose requests answer when the test says. */
 function committer() {
@@ -26,7 +26,7 @@ function committer() {
 describe(FinishedPrefix.name, () => {
   it('commits the offset after the finished prefix, never past an unfinished record', async () => {
     const { sent, commit, answer } = committer();
-    const prefix = new FinishedPrefix<Record>(commit);
+    const prefix = new FinishedPrefix<Entry>(commit);
     const [a, b, c] = [record(10), record(11), record(12)];
     [a, b, c].forEach((r) => prefix.add(r));
     b.done = true;
@@ -43,7 +43,7 @@ describe(FinishedPrefix.name, () => {
 
   it('sends one commit at a time, the latest offset gathered while one was on its way', async () => {
     const { sent, commit, answer } = committer();
-    const prefix = new FinishedPrefix<Record>(commit);
+    const prefix = new FinishedPrefix<Entry>(commit);
     const records = [record(0), record(1), record(2)];
     records.forEach((r) => prefix.add(r));
     for (const r of records) {
@@ -62,7 +62,7 @@ describe(FinishedPrefix.name, () => {
 
   it('goes on after a refused commit (the committer retries it) and never commits backwards', async () => {
     const sent: string[] = [];
-    const prefix = new FinishedPrefix<Record>((offset) => {
+    const prefix = new FinishedPrefix<Entry>((offset) => {
       sent.push(offset);
       return Promise.reject(new Error('refused'));
     });
@@ -81,7 +81,7 @@ describe(FinishedPrefix.name, () => {
 
   it('forgets the records past the finished prefix after a rewind', () => {
     const { commit } = committer();
-    const prefix = new FinishedPrefix<Record>(commit);
+    const prefix = new FinishedPrefix<Entry>(commit);
     prefix.add(record(1));
     prefix.add(record(2));
     prefix.forget();
