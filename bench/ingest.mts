@@ -57,6 +57,7 @@ interface Measurements {
   readonly traced0: Series;
   readonly phases10: Series;
   readonly untraced: Series;
+  readonly secondOff: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
   readonly bareKafka: Series;
@@ -161,6 +162,7 @@ class IngestBench {
       this.stand.untraced,
       track,
     );
+    await this.load(series('warm-up /v1/track, second', 'requests/s'), this.stand.secondOff, track);
     const phased = series('warm-up /v1/track, switched on and off', 'requests/s');
     await this.load(phased, this.stand.phased?.target, track);
   }
@@ -177,6 +179,7 @@ class IngestBench {
       traced0: series('ingest /v1/track, traces 0%', 'requests/s'),
       phases10: series('ingest /v1/track, traces 10% switched on and off', 'requests/s'),
       untraced: series('ingest /v1/track, built without tracing', 'requests/s'),
+      secondOff: series('ingest /v1/track, traces off, second process', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
       bareKafka: series('bare node:http + Kafka', 'requests/s'),
@@ -191,6 +194,7 @@ class IngestBench {
       traced0: () => this.load(m.traced0, this.stand.traced.traced0, this.trackPlan()),
       phases10: () => this.phases(m.phases10),
       untraced: () => this.load(m.untraced, this.stand.untraced, this.trackPlan()),
+      secondOff: () => this.load(m.secondOff, this.stand.secondOff, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
       bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
@@ -203,6 +207,7 @@ class IngestBench {
             'track',
             'traced10',
             'untraced',
+            'secondOff',
             'traced0',
             'phases10',
             'traced100',
@@ -217,6 +222,7 @@ class IngestBench {
             'traced100',
             'phases10',
             'traced0',
+            'secondOff',
             'untraced',
             'traced10',
             'track',
@@ -389,6 +395,7 @@ class IngestBench {
         m.traced0,
         m.phases10,
         m.untraced,
+        m.secondOff,
         m.bare,
         m.bareFastify,
         m.bareKafka,
@@ -428,6 +435,11 @@ class IngestBench {
           .map((r) => r.toFixed(2))
           .join(' ')})`,
       this.phaseLine(),
+      `ingest /v1/track requests/s, traces off: the second process ÷ the first = ` +
+        `${ratio(m.secondOff, m.track).toFixed(2)} (the same settings: the spread between ` +
+        `processes the traces ratios carry; per round ${paired(m.secondOff, m.track)
+          .map((r) => r.toFixed(2))
+          .join(' ')})`,
       `ingest /v1/track requests/s, traces off ÷ built without tracing = ` +
         `${ratio(m.track, m.untraced).toFixed(2)} (goal: 0.98 or more; per round ` +
         `${paired(m.track, m.untraced)

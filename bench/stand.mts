@@ -47,7 +47,8 @@ export interface StandOptions {
   /**
    * Also start ingest with traces on at 10%, at 100% and with none sampled, exporting to a
    * local OTLP sink; at 10% with sampling switched on and off every 2 s (bench/phase-costs.mts);
-   * and ingest built without tracing (bench/untraced-build.mts).
+   * ingest built without tracing (bench/untraced-build.mts); and a second ingest with traces
+   * off, started with these, which shows the spread between processes of the same settings.
    */
   readonly traced?: boolean;
 }
@@ -72,6 +73,8 @@ export class Stand {
   readonly traced: Partial<Record<TracedSide, Target>> = {};
   /** Ingest built without tracing (when the options ask for the traced ones). */
   untraced?: Target;
+  /** A second ingest with traces off, started with the traced ones. */
+  secondOff?: Target;
   /** Ingest at 10% switching sampling on and off, and the phases it reported so far. */
   phased?: { readonly target: Target; readonly phases: readonly SamplingPhase[] };
   bare?: Target;
@@ -130,6 +133,7 @@ export class Stand {
     this.processes.push(sink);
     const untracedMain = join(untracedBuild(), INGEST_IN_BUILD);
     this.untraced = await this.startIngest('ingest built without tracing', {}, untracedMain);
+    this.secondOff = await this.startIngest('ingest, traces off, second process');
     for (const [side, ratio] of Object.entries(TRACED_RATIOS) as [TracedSide, number][]) {
       this.traced[side] = await this.startIngest(`ingest, traces ${ratio * 100}%`, {
         ...tracingEnv(url, ratio),
