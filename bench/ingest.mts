@@ -57,7 +57,7 @@ interface Measurements {
   readonly traced0: Series;
   readonly phases10: Series;
   readonly untraced: Series;
-  readonly secondOff: Series;
+  readonly tracesOff: Series;
   readonly bare: Series;
   readonly bareFastify: Series;
   readonly bareKafka: Series;
@@ -136,7 +136,7 @@ class IngestBench {
 
   private async warmUp(): Promise<void> {
     progress('warming up (not counted)');
-    const short = { warmupMs: 0, durationMs: Math.min(3_000, this.settings.seconds * 1000) };
+    const short = this.shortRun();
     await this.load(series('warm-up /v1/batch', 'events/s'), this.ingest, {
       ...this.batchPlan(),
       ...short,
@@ -153,18 +153,33 @@ class IngestBench {
     await this.load(series('warm-up bare node:http', 'requests/s'), this.bare, track);
     await this.load(series('warm-up bare Fastify', 'requests/s'), this.bareFastify, track);
     await this.load(series('warm-up bare node:http + Kafka', 'requests/s'), this.bareKafka, track);
-    // The traced ingests are processes of their own: each warms up too.
-    for (const [side, target] of Object.entries(this.stand.traced)) {
+    await this.warmUpTraced(track);
+  }
+
+  /** A warm-up run's length: 3 s, or the measured runs' when shorter. */
+  private shortRun(): Pick<LoadPlan, 'warmupMs' | 'durationMs'> {
+    return { warmupMs: 0, durationMs: Math.min(3_000, this.settings.seconds * 1000) };
+  }
+
+  /** The traced ingests are processes of their own: each warms up too. */
+  private async warmUpTraced(track: LoadPlan): Promise<void> {
+    const { traced, untraced, tracesOff, phased } = this.stand;
+    const targets: [string, Target | undefined][] = [
+      ...Object.entries(traced),
+      ['untraced', untraced],
+      ['traces off', tracesOff],
+      ['switched on and off', phased?.target],
+    ];
+    for (const [side, target] of targets) {
       await this.load(series(`warm-up /v1/track, ${side}`, 'requests/s'), target, track);
     }
-    await this.load(
-      series('warm-up /v1/track, untraced', 'requests/s'),
-      this.stand.untraced,
-      track,
-    );
-    await this.load(series('warm-up /v1/track, second', 'requests/s'), this.stand.secondOff, track);
-    const phased = series('warm-up /v1/track, switched on and off', 'requests/s');
-    await this.load(phased, this.stand.phased?.target, track);
+  }
+
+  /** The traces sides' ingests started anew and warmed up, as before the first round. */
+  private async freshTraced(): Promise<void> {
+    progress('  starting the traced ingests anew');
+    await this.stand.restartTraced();
+    await this.warmUpTraced({ ...this.trackPlan(), ...this.shortRun() });
   }
 
   /** (a) and (b): closed loop, every side once per round, A and B swapping order. */
@@ -179,7 +194,7 @@ class IngestBench {
       traced0: series('ingest /v1/track, traces 0%', 'requests/s'),
       phases10: series('ingest /v1/track, traces 10% switched on and off', 'requests/s'),
       untraced: series('ingest /v1/track, built without tracing', 'requests/s'),
-      secondOff: series('ingest /v1/track, traces off, second process', 'requests/s'),
+      tracesOff: series('ingest /v1/track, traces off, with the traced ones', 'requests/s'),
       bare: series('bare node:http', 'requests/s'),
       bareFastify: series('bare Fastify', 'requests/s'),
       bareKafka: series('bare node:http + Kafka', 'requests/s'),
@@ -194,20 +209,21 @@ class IngestBench {
       traced0: () => this.load(m.traced0, this.stand.traced.traced0, this.trackPlan()),
       phases10: () => this.phases(m.phases10),
       untraced: () => this.load(m.untraced, this.stand.untraced, this.trackPlan()),
-      secondOff: () => this.load(m.secondOff, this.stand.secondOff, this.trackPlan()),
+      tracesOff: () => this.load(m.tracesOff, this.stand.tracesOff, this.trackPlan()),
       bare: () => this.load(m.bare, this.bare, this.trackPlan()),
       bareFastify: () => this.load(m.bareFastify, this.bareFastify, this.trackPlan()),
       bareKafka: () => this.load(m.bareKafka, this.bareKafka, this.trackPlan()),
     };
     for (let round = 1; round <= this.settings.rounds; round += 1) {
       progress(`round ${round}/${this.settings.rounds}`);
+      if (round > 1) await this.freshTraced();
       // Swapping places every round keeps a drift of the shared machine from favouring a side.
       const order: (keyof typeof runs)[] = odd(round)
         ? [
             'track',
             'traced10',
             'untraced',
-            'secondOff',
+            'tracesOff',
             'traced0',
             'phases10',
             'traced100',
@@ -222,7 +238,7 @@ class IngestBench {
             'traced100',
             'phases10',
             'traced0',
-            'secondOff',
+            'tracesOff',
             'untraced',
             'traced10',
             'track',
@@ -365,12 +381,15 @@ class IngestBench {
     const paired = (a: Series, b: Series) =>
       a.samples.map((x, i) => x.value / (b.samples[i]?.value ?? NaN));
     const ratio = (a: Series, b: Series) => medianOf(a, 'value') / medianOf(b, 'value');
-    const context = (name: string, side: Series, what: string) =>
-      `(b) for context: ${name} requests/s ÷ bare node:http requests/s = ` +
-      `${ratio(side, m.bare).toFixed(2)} (${what}; per round ` +
-      `${paired(side, m.bare)
+    /** `a` ÷ `b`, then `what` and the rounds' ratios in brackets. */
+    const against = (a: Series, b: Series, what: string) =>
+      `${ratio(a, b).toFixed(2)} (${what}; per round ` +
+      `${paired(a, b)
         .map((r) => r.toFixed(2))
         .join(' ')})`;
+    const context = (name: string, side: Series, what: string) =>
+      `(b) for context: ${name} requests/s ÷ bare node:http requests/s = ` +
+      against(side, m.bare, what);
     return [
       '',
       `Sluice ingest benchmark: medians of ${s.rounds} interleaved rounds, ${s.seconds} s each ` +
@@ -395,7 +414,7 @@ class IngestBench {
         m.traced0,
         m.phases10,
         m.untraced,
-        m.secondOff,
+        m.tracesOff,
         m.bare,
         m.bareFastify,
         m.bareKafka,
@@ -418,33 +437,21 @@ class IngestBench {
         },
       ]),
       `/v1/t (text/plain, with Origin) requests/s ÷ /v1/track requests/s = ` +
-        `${ratio(m.shortTrack, m.track).toFixed(2)} (the browser library's route and CORS ` +
-        `against the long route; per round ${paired(m.shortTrack, m.track)
-          .map((r) => r.toFixed(2))
-          .join(' ')})`,
+        against(m.shortTrack, m.track, "the browser library's route and CORS against the long one"),
+      'traces: the ingests of the traces sides start together, anew each round, and warm up ' +
+        'alike; their "traces off" is the one started with them, not the main ingest',
       ...(['traced10', 'traced100'] as const).map(
         (side) =>
-          `${m[side].label} requests/s ÷ traces off = ${ratio(m[side], m.track).toFixed(2)} ` +
-          `(goal at 10%: 0.95 or more; per round ${paired(m[side], m.track)
-            .map((r) => r.toFixed(2))
-            .join(' ')})`,
+          `${m[side].label} requests/s ÷ traces off = ` +
+          against(m[side], m.tracesOff, 'goal at 10%: 0.95 or more'),
       ),
-      `${m.traced0.label} requests/s ÷ traces off = ${ratio(m.traced0, m.track).toFixed(2)} ` +
-        `(traces on, nothing sampled: what every request pays; per round ` +
-        `${paired(m.traced0, m.track)
-          .map((r) => r.toFixed(2))
-          .join(' ')})`,
+      `${m.traced0.label} requests/s ÷ traces off = ` +
+        against(m.traced0, m.tracesOff, 'traces on, nothing sampled: what every request pays'),
       this.phaseLine(),
-      `ingest /v1/track requests/s, traces off: the second process ÷ the first = ` +
-        `${ratio(m.secondOff, m.track).toFixed(2)} (the same settings: the spread between ` +
-        `processes the traces ratios carry; per round ${paired(m.secondOff, m.track)
-          .map((r) => r.toFixed(2))
-          .join(' ')})`,
       `ingest /v1/track requests/s, traces off ÷ built without tracing = ` +
-        `${ratio(m.track, m.untraced).toFixed(2)} (goal: 0.98 or more; per round ` +
-        `${paired(m.track, m.untraced)
-          .map((r) => r.toFixed(2))
-          .join(' ')})`,
+        against(m.tracesOff, m.untraced, 'goal: 0.98 or more'),
+      `ingest /v1/track requests/s, the main ingest ÷ traces off with the traced ones = ` +
+        against(m.track, m.tracesOff, 'the same settings; the main one also serves the batch runs'),
       context('bare Fastify', m.bareFastify, 'the HTTP framework alone, before any work'),
       context(
         'bare node:http + Kafka',

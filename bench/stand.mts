@@ -47,8 +47,8 @@ export interface StandOptions {
   /**
    * Also start ingest with traces on at 10%, at 100% and with none sampled, exporting to a
    * local OTLP sink; at 10% with sampling switched on and off every 2 s (bench/phase-costs.mts);
-   * ingest built without tracing (bench/untraced-build.mts); and a second ingest with traces
-   * off, started with these, which shows the spread between processes of the same settings.
+   * ingest built without tracing (bench/untraced-build.mts); and an ingest with traces off
+   * started with them, the traces sides' "off" (started and warmed up as they are).
    */
   readonly traced?: boolean;
 }
@@ -73,8 +73,8 @@ export class Stand {
   readonly traced: Partial<Record<TracedSide, Target>> = {};
   /** Ingest built without tracing (when the options ask for the traced ones). */
   untraced?: Target;
-  /** A second ingest with traces off, started with the traced ones. */
-  secondOff?: Target;
+  /** Ingest with traces off, started with the traced ones (their "off"). */
+  tracesOff?: Target;
   /** Ingest at 10% switching sampling on and off, and the phases it reported so far. */
   phased?: { readonly target: Target; readonly phases: readonly SamplingPhase[] };
   bare?: Target;
@@ -83,6 +83,10 @@ export class Stand {
   private admin?: Admin;
   private sourceId?: string;
   private processes: Managed[] = [];
+  /** The traces sides' ingests and their controls, which {@link restartTraced} replaces. */
+  private tracedGroup: Managed[] = [];
+  private otlpUrl?: string;
+  private untracedMain?: string;
   private tornDown?: Promise<void>;
 
   private readonly options: StandOptions;
@@ -127,26 +131,51 @@ export class Stand {
     await sleep(SETTLE_MS);
   }
 
-  /** The traced ingests, one after the other (each creates the same topics at start-up). */
   private async startTraced(): Promise<void> {
     const { url, sink } = await startOtlpSink(this.supervisor);
     this.processes.push(sink);
-    const untracedMain = join(untracedBuild(), INGEST_IN_BUILD);
-    this.untraced = await this.startIngest('ingest built without tracing', {}, untracedMain);
-    this.secondOff = await this.startIngest('ingest, traces off, second process');
+    this.otlpUrl = url;
+    this.untracedMain = join(untracedBuild(), INGEST_IN_BUILD);
+    await this.startTracedGroup();
+  }
+
+  /**
+   * Stops the traces sides' ingests and their controls and starts them anew, so that each
+   * round measures other processes: two of the same settings differ by several percent, and
+   * the rounds' median then does not rest on one process's luck.
+   */
+  async restartTraced(): Promise<void> {
+    const old = this.tracedGroup;
+    for (const managed of old) await this.supervisor.stop(managed);
+    this.processes = this.processes.filter((managed) => !old.includes(managed));
+    await this.startTracedGroup();
+  }
+
+  /** The traced ingests, one after the other (each creates the same topics at start-up). */
+  private async startTracedGroup(): Promise<void> {
+    const url = this.otlpUrl!;
+    const group: Managed[] = [];
+    const start = async (name: string, own: Record<string, string> = {}, main?: string) => {
+      const started = await this.startIngest(name, own, main);
+      group.push(started.process);
+      return started;
+    };
+    this.untraced = await start('ingest built without tracing', {}, this.untracedMain);
+    this.tracesOff = await start('ingest, traces off, with the traced ones');
     for (const [side, ratio] of Object.entries(TRACED_RATIOS) as [TracedSide, number][]) {
-      this.traced[side] = await this.startIngest(`ingest, traces ${ratio * 100}%`, {
+      this.traced[side] = await start(`ingest, traces ${ratio * 100}%`, {
         ...tracingEnv(url, ratio),
         OTEL_SERVICE_NAME: `bench-ingest-${side}`,
       });
     }
     // Phases of 1 s: a run of the default 6 s holds five whole ones.
-    const phased = await this.startIngest('ingest, traces 10% switched on and off', {
+    const phased = await start('ingest, traces 10% switched on and off', {
       ...phasesEnv(url),
       OTEL_SERVICE_NAME: 'bench-ingest-phases10',
       BENCH_PHASE_MS: '1000',
     });
     this.phased = { target: phased, phases: phaseLines(phased.process) };
+    this.tracedGroup = group;
   }
 
   /** Stops the servers, deletes the source, the run's topics and consumer groups. */
