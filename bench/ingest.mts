@@ -10,8 +10,9 @@
  * Beside them, `/v1/t` with `text/plain` and a page's `Origin`, as Segment's browser library
  * sends a track call, through the same load tool: the short route against the long one; and
  * `/v1/track` of ingest with OpenTelemetry traces on at 10% and at 100% of new traces, and on
- * with none sampled (exported to a local OTLP sink), against the same ingest with traces off
- * (the default).
+ * with none sampled (exported to a local OTLP sink), against an ingest with traces off (the
+ * default) started with them; all of them start anew each round. An ingest at 10% switching
+ * sampling on and off every second sets its sampled requests' CPU against its unsampled ones'.
  *
  * Run through `npm run bench:ingest` (bench/run.sh builds, starts the services, migrates).
  */

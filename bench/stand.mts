@@ -46,7 +46,8 @@ export interface StandOptions {
   readonly nodeArgs?: readonly string[];
   /**
    * Also start ingest with traces on at 10%, at 100% and with none sampled, exporting to a
-   * local OTLP sink; at 10% with sampling switched on and off every 2 s (bench/phase-costs.mts);
+   * local OTLP sink; at 10% with sampling switched on and off every second
+   * (bench/phase-costs.mts);
    * ingest built without tracing (bench/untraced-build.mts); and an ingest with traces off
    * started with them, the traces sides' "off" (started and warmed up as they are).
    */
