@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 
 import { envReader } from './common.mts';
 import { HEALTHY_DESTINATIONS } from './dispatcher-stand.mts';
+import { type PhaseCosts, phaseRatio } from './phase-costs.mts';
 import { count, fixed, median, table } from './report.mts';
 
 /** The goals of docs/performance.md and issue 5. */
@@ -87,7 +88,7 @@ export interface Sample {
    * The `phases10` side: the process's CPU a delivery in its sampled and its unsampled phases
    * (µs; phases wholly inside the window).
    */
-  readonly phases?: { readonly sampledUs: number; readonly unsampledUs: number };
+  readonly phases?: PhaseCosts;
 }
 
 /** One side's runs, one sample per round. */
@@ -194,7 +195,7 @@ function rows(series: readonly Series[]): string[][] {
 
 /** Each round's unsampled phases' CPU a delivery ÷ its sampled phases'. */
 function phaseRatios(series: Series): number[] {
-  return series.samples.map((x) => (x.phases ? x.phases.unsampledUs / x.phases.sampledUs : NaN));
+  return series.samples.map((x) => (x.phases ? phaseRatio(x.phases) : NaN));
 }
 
 function paired(a: Series, b: Series, field: Field): number[] {

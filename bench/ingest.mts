@@ -27,7 +27,7 @@ import {
   producerPerformance,
   type RecordSize,
 } from './kafka.mts';
-import { type PhaseCosts, requestCosts } from './phase-costs.mts';
+import { type PhaseCosts, phaseRatio, requestCosts } from './phase-costs.mts';
 import { Supervisor } from './processes.mts';
 import { count, median, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
 import { type LoadPlan, runLoad } from './runs.mts';
@@ -367,7 +367,7 @@ class IngestBench {
   private phaseLine(): string {
     const runs = this.phaseRuns;
     if (runs.length === 0) return 'ingest traces 10% switched on and off: no run had whole phases';
-    const ratios = runs.map((r) => r.unsampledUs / r.sampledUs);
+    const ratios = runs.map(phaseRatio);
     const us = (field: keyof PhaseCosts) => median(runs.map((r) => r[field])).toFixed(1);
     return (
       `ingest CPU/request unsampled ÷ sampled at 10%, phases of one process = ` +

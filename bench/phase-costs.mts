@@ -42,6 +42,11 @@ export interface PhaseCosts {
   readonly unsampledUs: number;
 }
 
+/** The unsampled phases' CPU a unit ÷ the sampled phases': what sampling leaves of a unit. */
+export function phaseRatio(costs: PhaseCosts): number {
+  return costs.unsampledUs / costs.sampledUs;
+}
+
 /**
  * CPU µs a delivery in the sampled and the unsampled phases that lie wholly within `counts`
  * (the measured window); undefined unless both kinds have one.

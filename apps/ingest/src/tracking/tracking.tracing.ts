@@ -12,7 +12,7 @@ import {
 } from '@app/tracing';
 
 /** A tracking route's handler; with traces on it is handed the request's span. */
-export type TrackingHandler<R extends FastifyRequest> = (
+type TrackingHandler<R extends FastifyRequest> = (
   request: R,
   reply: FastifyReply,
   span?: Span,
