@@ -1,14 +1,20 @@
 /**
  * The webhook receivers of the dispatcher benchmark, in a process of their own so that they
  * share no thread with the process measured: a bare `node:http` server that reads each body
- * and answers 200 (counting calls per path: one per request, or a batch request's array
- * length), and one that reads each body and never
- * answers (the endpoint that times out). Every 1000th request to the 200 server has its
- * `X-Signature` checked against an HMAC-SHA1 of the body computed here.
+ * and answers 200 (counting calls per path: one per request, or a batch request's calls), and
+ * one that reads each body and never answers (the endpoint that times out). Every 1000th
+ * request to the 200 server has its `X-Signature` checked against an HMAC-SHA1 of the body
+ * computed here.
+ *
+ * A batch's calls are counted by the start every benchmark call has (`{"version":`, one per
+ * call): a native search, about what a single call's request costs the sink, where parsing
+ * each 70 KB body cost it several µs a call of the machine's two cores (bench/DISPATCHER.md).
+ * Every 100th batch request is parsed too, and a count that differs is counted as bad.
  *
  * `node bench/dispatcher-sink.mts '<SinkSpec as JSON>'` prints
  * `{"event":"listening","okPort":..,"hangPort":..}`. `GET /__count` on the 200 server answers
- * `{"counts":{"/path":n},"checked":n,"badSignatures":n}`; `POST /__reset` zeroes the counts.
+ * `{"counts":{"/path":n},"checked":n,"badSignatures":n,"batchesParsed":n,"badCounts":n}`;
+ * `POST /__reset` zeroes the counts.
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -24,18 +30,28 @@ export interface SinkCounts {
   readonly counts: Record<string, number>;
   readonly checked: number;
   readonly badSignatures: number;
+  /** Batch requests whose calls were also counted by parsing the body, and how many differed. */
+  readonly batchesParsed: number;
+  readonly badCounts: number;
 }
 
 /** One request in this many has its signature checked. */
 const CHECK_EVERY = 1_000;
 /** `[`: a batch request's body starts with it, a single call's with `{`. */
 const OPEN_BRACKET = 0x5b;
+/** How every call the benchmark makes starts (`callValue` in router-stand.mts). */
+const CALL_START = Buffer.from('{"version":');
+/** One batch request in this many is parsed, to check the count. */
+const PARSE_EVERY = 100;
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as SinkSpec;
 let counts = new Map<string, number>();
 let received = 0;
 let checked = 0;
 let badSignatures = 0;
+let batches = 0;
+let batchesParsed = 0;
+let badCounts = 0;
 
 function readBody(request: IncomingMessage, done: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
@@ -45,7 +61,13 @@ function readBody(request: IncomingMessage, done: (body: Buffer) => void): void 
 
 function control(request: IncomingMessage, response: ServerResponse): boolean {
   if (request.url === '/__count') {
-    const answer: SinkCounts = { counts: Object.fromEntries(counts), checked, badSignatures };
+    const answer: SinkCounts = {
+      counts: Object.fromEntries(counts),
+      checked,
+      badSignatures,
+      batchesParsed,
+      badCounts,
+    };
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(answer));
     return true;
@@ -64,7 +86,7 @@ const ok = createServer((request, response) => {
   readBody(request, (body) => {
     const path = request.url ?? '';
     // A batch request (a JSON array) counts its calls: the benchmark compares calls a second.
-    const calls = body[0] === OPEN_BRACKET ? (JSON.parse(body.toString()) as unknown[]).length : 1;
+    const calls = body[0] === OPEN_BRACKET ? batchCalls(body) : 1;
     counts.set(path, (counts.get(path) ?? 0) + calls);
     received += 1;
     if (received % CHECK_EVERY === 0) {
@@ -76,6 +98,19 @@ const ok = createServer((request, response) => {
     response.end();
   });
 });
+
+function batchCalls(body: Buffer): number {
+  let calls = 0;
+  for (let at = body.indexOf(CALL_START); at >= 0; at = body.indexOf(CALL_START, at + 1)) {
+    calls += 1;
+  }
+  batches += 1;
+  if (batches % PARSE_EVERY === 0) {
+    batchesParsed += 1;
+    if ((JSON.parse(body.toString()) as unknown[]).length !== calls) badCounts += 1;
+  }
+  return calls;
+}
 
 // Reads the body and keeps the connection open without answering: the client's deadline ends it.
 const hang = createServer((request) => request.resume());

@@ -173,11 +173,14 @@ class DispatcherBench {
     }
     const writer = await this.measureWriter();
     const idle = await this.measureIdle('only paused retry partitions', s.pausedPerTier);
-    const { badSignatures, checked } = await this.counts();
+    const { badSignatures, checked, batchesParsed, badCounts } = await this.counts();
     if (checked === 0 || badSignatures > 0) {
       this.warnings.push(
         `${badSignatures} of ${checked} signatures checked at the sink were wrong`,
       );
+    }
+    if (badCounts > 0) {
+      this.warnings.push(`${badCounts} of ${batchesParsed} batches parsed at the sink miscounted`);
     }
     return dispatcherReport({
       settings: s,

@@ -3,7 +3,7 @@ import { OutgoingRecord } from '@app/kafka';
 
 import {
   MAX_OUTCOME_RECORD_BYTES,
-  MAX_OUTCOME_RECORDS_PER_SEND,
+  MAX_OUTCOME_SEND_BYTES,
   MAX_OUTCOMES_PER_RECORD,
   OutcomeBatcher,
 } from './outcome-batcher';
@@ -24,16 +24,26 @@ function outcome(i: number, detail = ''): string {
   return JSON.stringify(value);
 }
 
-/** Records each produce; resolves or rejects as told. */
+/** Records each produce; resolves or rejects as told, or once released when `gated`. */
 class FakeProducer {
   readonly sends: OutgoingRecord[][] = [];
   failure?: Error;
+  gated = false;
+  private readonly gates: (() => void)[] = [];
 
   send(records: readonly OutgoingRecord[]): Promise<void> {
     this.sends.push([...records]);
+    if (this.gated) return new Promise((resolve) => this.gates.push(resolve));
     return this.failure ? Promise.reject(this.failure) : Promise.resolve();
   }
+
+  release(): void {
+    this.gated = false;
+    for (const open of this.gates.splice(0)) open();
+  }
 }
+
+const valueBytes = (record: OutgoingRecord) => Buffer.byteLength(record.value);
 
 const ids = (records: OutgoingRecord[]) =>
   records.flatMap((r) =>
@@ -100,21 +110,56 @@ describe(OutcomeBatcher.name, () => {
   it('bounds outcomes per record, bytes per record and records per produce', async () => {
     const producer = new FakeProducer();
     const batcher = new OutcomeBatcher(producer);
-    const big = 'x'.repeat(MAX_OUTCOME_RECORD_BYTES / 4);
-    const count = MAX_OUTCOMES_PER_RECORD * MAX_OUTCOME_RECORDS_PER_SEND + 10;
+    // Two bytes a character in UTF-8: bounded by characters, records would be twice the bytes.
+    const big = 'é'.repeat(MAX_OUTCOME_RECORD_BYTES / 6);
+    const count = MAX_OUTCOMES_PER_RECORD * 3 + 10;
     await Promise.all([
       ...Array.from({ length: count }, (_, i) => batcher.add(outcome(i)).durable),
-      ...Array.from({ length: 8 }, (_, i) => batcher.add(outcome(count + i, big)).durable),
+      ...Array.from({ length: 16 }, (_, i) => batcher.add(outcome(count + i, big)).durable),
     ]);
     const records = producer.sends.flat();
-    for (const send of producer.sends) expect(send.length).toBeLessThanOrEqual(3);
+    for (const send of producer.sends) {
+      const bytes = send.reduce((sum, record) => sum + valueBytes(record), 0);
+      expect(bytes).toBeLessThanOrEqual(MAX_OUTCOME_SEND_BYTES);
+    }
+    expect(producer.sends.some((send) => send.length > 1)).toBe(true);
     for (const record of records) {
-      expect((record.value as string).length).toBeLessThanOrEqual(MAX_OUTCOME_RECORD_BYTES);
+      expect(valueBytes(record)).toBeLessThanOrEqual(MAX_OUTCOME_RECORD_BYTES);
       expect(Number(record.headers?.[HEADER.outcomeCount])).toBeLessThanOrEqual(
         MAX_OUTCOMES_PER_RECORD,
       );
     }
-    expect(ids(records)).toEqual(Array.from({ length: count + 8 }, (_, i) => `m-${i}`));
+    expect(ids(records)).toEqual(Array.from({ length: count + 16 }, (_, i) => `m-${i}`));
+  });
+
+  it('sends a backlog of small full records in one produce, within its bytes', async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer, 0);
+    const tiny = (i: number) => JSON.stringify({ destinationId: 'dest', calls: [i] });
+    producer.gated = true;
+    const first = batcher.add(outcome(0)).durable;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(producer.sends).toHaveLength(1);
+    // While the first produce is on its way, ten batch outcomes fill a record each.
+    const backlog = Array.from({ length: 10 }, (_, i) =>
+      batcher.add(tiny(i), MAX_OUTCOMES_PER_RECORD),
+    );
+    producer.release();
+    await Promise.all([first, ...backlog.map((wait) => wait.durable)]);
+    expect(producer.sends.map((send) => send.length)).toEqual([1, 10]);
+  });
+
+  it('sends an outcome longer than a produce may be alone, and goes on after it', async () => {
+    const producer = new FakeProducer();
+    const batcher = new OutcomeBatcher(producer, 0);
+    const huge = outcome(1, 'x'.repeat(MAX_OUTCOME_SEND_BYTES));
+    producer.gated = true;
+    const first = batcher.add(outcome(0)).durable;
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [batcher.add(huge).durable, batcher.add(outcome(2)).durable];
+    producer.release();
+    await Promise.all([first, ...later]);
+    expect(producer.sends.map(ids)).toEqual([['m-0'], ['m-1'], ['m-2']]);
   });
 
   it('rejects every outcome of a refused produce, and sends later ones anew', async () => {

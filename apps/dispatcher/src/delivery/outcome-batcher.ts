@@ -4,11 +4,14 @@ import { BatchProducer, DurableLater, OutgoingRecord } from '@app/kafka';
 /** Most outcomes in one record. */
 export const MAX_OUTCOMES_PER_RECORD = 500;
 /**
- * Most bytes of one record's value, and records per produce: a produce's records may all
- * land on one partition, and Kafka refuses a partition's batch over a megabyte by default.
+ * Most bytes (UTF-8) of one record's value, and of the records of one produce: a produce's
+ * records may all land on one partition, and Kafka refuses a partition's batch over a megabyte
+ * by default. The produce's bound is in bytes, not records: a batching destination's records
+ * are full at 500 outcomes of a few dozen bytes each, and a backlog of them must not go three
+ * small records to a round trip (bench/DISPATCHER.md).
  */
 export const MAX_OUTCOME_RECORD_BYTES = 256 * 1024;
-export const MAX_OUTCOME_RECORDS_PER_SEND = 3;
+export const MAX_OUTCOME_SEND_BYTES = 3 * MAX_OUTCOME_RECORD_BYTES;
 /**
  * How long a record not yet full gathers outcomes before it is produced. Nothing waits on it
  * but the deliveries' offset commits (their slots are free already), and every produce costs
@@ -21,6 +24,7 @@ interface Batch {
   readonly parts: string[];
   /** Outcomes in its parts (a batch outcome stands for each of its calls'). */
   count: number;
+  /** Its value's length in UTF-8 bytes. */
   bytes: number;
   /** When its first outcome came (performance.now() ms). */
   readonly startedAt: number;
@@ -55,11 +59,12 @@ export class OutcomeBatcher {
    * outcomes (see `batchOutcomeJson`).
    */
   add(json: string, count = 1): DurableLater {
+    const bytes = Buffer.byteLength(json) + 1;
     let batch = this.filling;
     if (
       batch === undefined ||
       (batch.count > 0 && batch.count + count > MAX_OUTCOMES_PER_RECORD) ||
-      batch.bytes + json.length + 1 > MAX_OUTCOME_RECORD_BYTES
+      batch.bytes + bytes > MAX_OUTCOME_RECORD_BYTES
     ) {
       if (batch !== undefined) {
         this.full.push(batch);
@@ -69,7 +74,7 @@ export class OutcomeBatcher {
     }
     batch.parts.push(json);
     batch.count += count;
-    batch.bytes += json.length + 1;
+    batch.bytes += bytes;
     if (!this.producing) {
       this.producing = true;
       void this.drain();
@@ -84,11 +89,7 @@ export class OutcomeBatcher {
       if (this.full.length === 0 && this.filling !== undefined) {
         await this.linger(this.filling.startedAt + this.lingerMs - performance.now());
       }
-      const batches = this.full.splice(0, MAX_OUTCOME_RECORDS_PER_SEND);
-      if (batches.length < MAX_OUTCOME_RECORDS_PER_SEND && this.filling !== undefined) {
-        batches.push(this.filling);
-        this.filling = undefined;
-      }
+      const batches = this.nextSend();
       if (batches.length === 0) break;
       try {
         await this.producer.send(batches.map(outcomesRecord));
@@ -98,6 +99,27 @@ export class OutcomeBatcher {
       }
     }
     this.producing = false;
+  }
+
+  /**
+   * The next produce's records: full ones first, then the one filling, within the bytes; at
+   * least one (a record over the bound alone, say one outcome longer than it, goes by itself).
+   */
+  private nextSend(): Batch[] {
+    const waiting = this.filling === undefined ? this.full : [...this.full, this.filling];
+    let bytes = 0;
+    let taken = 0;
+    while (taken < waiting.length) {
+      bytes += waiting[taken].bytes;
+      if (taken > 0 && bytes > MAX_OUTCOME_SEND_BYTES) break;
+      taken += 1;
+    }
+    const batches = this.full.splice(0, taken);
+    if (taken > batches.length) {
+      batches.push(this.filling!);
+      this.filling = undefined;
+    }
+    return batches;
   }
 
   /** Waits `ms` (at least the rest of this tick), or until a record fills up. */
