@@ -58,6 +58,7 @@ export class AppModule {
       retryDelaysSeconds: dispatcher.retryDelaysSeconds,
       retryWindowMs: dispatcher.retryWindowMs,
       maxInFlight: dispatcher.maxInFlight,
+      maxPendingCalls: dispatcher.maxPendingCalls,
       maxInFlightPerDestination: dispatcher.maxInFlightPerDestination,
       breaker: dispatcher.breaker,
       destinationWaitMs: dispatcher.destinationWaitMs,

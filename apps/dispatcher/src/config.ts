@@ -65,6 +65,16 @@ class DispatcherEnv extends SealedSecretsEnv {
   DISPATCHER_MAX_IN_FLIGHT: number = 1_024;
 
   /**
+   * Most calls one dispatcher process holds with no slot, waiting for their batch request's
+   * answer or their ledger outcome's acknowledgement; past it, calls keep their partition's
+   * slot until then, so fetching slows down. Bounds its memory when Kafka falls behind.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  DISPATCHER_MAX_PENDING_CALLS: number = 20_000;
+
+  /**
    * Deliveries in flight at once for one destination in one process, so that a slow one
    * cannot take every slot.
    */
@@ -193,6 +203,7 @@ export interface DispatcherConfig extends CommonConfig {
     readonly orderingRetryDelaysMs: readonly number[];
     readonly requestTimeoutMs: number;
     readonly maxInFlight: number;
+    readonly maxPendingCalls: number;
     readonly maxInFlightPerDestination: number;
     readonly destinationWaitMs: number;
     readonly connectionsPerOrigin: number;
@@ -222,6 +233,7 @@ export function loadDispatcherConfig(env: NodeJS.ProcessEnv = process.env): Disp
       orderingRetryDelaysMs: vars.DISPATCHER_ORDERING_RETRY_DELAYS_MS.split(',').map(Number),
       requestTimeoutMs: vars.DISPATCHER_REQUEST_TIMEOUT_MS,
       maxInFlight: vars.DISPATCHER_MAX_IN_FLIGHT,
+      maxPendingCalls: vars.DISPATCHER_MAX_PENDING_CALLS,
       maxInFlightPerDestination: vars.DISPATCHER_MAX_IN_FLIGHT_PER_DESTINATION,
       destinationWaitMs: vars.DISPATCHER_DESTINATION_WAIT_MS,
       connectionsPerOrigin: vars.DISPATCHER_CONNECTIONS_PER_ORIGIN,

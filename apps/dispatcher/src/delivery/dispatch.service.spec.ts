@@ -232,6 +232,7 @@ describe(DispatchService.name, () => {
         breaker: BREAKER,
         secrets: box,
         ledgerSuccessSample: 1,
+        maxPendingCalls: 20_000,
         now: () => now,
         ...overrides,
       },
@@ -1226,6 +1227,28 @@ describe(DispatchService.name, () => {
       for (const n of [2, 3]) expect(dispatch.handle(call(n), 'main')).toBe(answer);
       await answer.durable;
       expect(client.posts).toHaveLength(1);
+    });
+
+    it('past its bound of pending calls, answers a call that keeps its slot until the answer', async () => {
+      batching();
+      const dispatch = service({ maxPendingCalls: 2 });
+      const answer = dispatch.handle(call(1), 'main') as DurableLater;
+      expect(dispatch.handle(call(2), 'main')).toBe(answer);
+      const third = dispatch.handle(call(3), 'main');
+      expect(third).not.toBeInstanceOf(DurableLater);
+      expect(dispatch.pending.size).toBe(2);
+      let answered = false;
+      void (third as Promise<unknown>).then(() => (answered = true));
+      await settle();
+      expect(answered).toBe(false);
+      await answer.durable;
+      await expect(third).resolves.toBeUndefined();
+      expect(client.posts).toHaveLength(1);
+      expect(dispatch.pending.size).toBe(0);
+      const pendingGauge = async () => (await metrics.pendingCalls.get()).values[0]?.value;
+      await expect(pendingGauge()).resolves.toBe(0);
+      expect(dispatch.handle(call(4), 'main')).toBeInstanceOf(DurableLater);
+      await expect(pendingGauge()).resolves.toBe(1);
     });
   });
 });

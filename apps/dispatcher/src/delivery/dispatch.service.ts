@@ -23,6 +23,7 @@ import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delive
 import { tracedAttempt } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { Attempt, HeldCall, OrderedRetries } from './ordered-retry';
+import { PendingCalls } from './pending-calls';
 import { holdsInPlace } from './ordering-decision';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
@@ -47,6 +48,11 @@ export interface DispatchOptions extends RetryPolicy {
    * retries and deletes always do.
    */
   readonly ledgerSuccessSample: number;
+  /**
+   * Most calls waiting with no slot for their batch's answer or their ledger outcome
+   * (`PendingCalls`); past it, a call keeps its slot until then.
+   */
+  readonly maxPendingCalls: number;
   readonly now?: () => number;
   /** Uniform in [0, 1); drives the success sample. */
   readonly random?: () => number;
@@ -73,6 +79,8 @@ export class DispatchService implements OnModuleDestroy {
   private readonly batches: BatchDelivery;
   /** Ordered destinations' calls retried in place (ordered delivery). */
   private readonly ordered: OrderedRetries;
+  /** Calls answered with a wait and no slot, bounded. */
+  readonly pending: PendingCalls;
   /** Undefined when traces are off: then nothing below builds a span or an attribute. */
   private readonly tracer = tracerOf('dispatcher');
 
@@ -106,6 +114,9 @@ export class DispatchService implements OnModuleDestroy {
     const deps = { settings, capacity: this.capacity, effects: this.effects, metrics };
     const attempt = this.attempt.bind(this);
     this.ordered = new OrderedRetries({ ...deps, logger: this.logger }, options, now, attempt);
+    const pending = new PendingCalls(options.maxPendingCalls);
+    this.pending = pending;
+    metrics.pendingCallsNow = () => pending.size;
   }
 
   /** Closing: batches still forming go now, and later ones without waiting to fill. */
@@ -137,7 +148,7 @@ export class DispatchService implements OnModuleDestroy {
     path: DeliveryPath,
   ): Promise<DurableLater | LaneHold | undefined> | DurableLater {
     if (this.tracer !== undefined) {
-      return this.traced(record, path).then((handled) => handled.hold ?? handled.ledger);
+      return this.traced(record, path).then((handled) => this.answer(handled));
     }
     // The destination is read once here, for the batch and the single-call path alike. Most
     // calls of a batching destination join their batch at once, without a turn of their own in
@@ -147,10 +158,16 @@ export class DispatchService implements OnModuleDestroy {
     const joined = destination?.batching
       ? this.batches.join(record, path, destinationId!, destination)
       : undefined;
-    if (joined !== undefined) return joined;
-    return this.run(record, path, destinationId, destination).then(
-      (handled) => handled.hold ?? handled.ledger,
+    if (joined !== undefined) return this.pending.answer(joined);
+    return this.run(record, path, destinationId, destination).then((handled) =>
+      this.answer(handled),
     );
+  }
+
+  /** The transport's answer for a handled delivery: its hold, or its wait (bounded). */
+  private answer(handled: Handled): DurableLater | LaneHold | Promise<undefined> | undefined {
+    if (handled.hold !== undefined) return handled.hold;
+    return handled.ledger && this.pending.answer(handled.ledger);
   }
 
   /** {@link run} in an attempt's span when traces are on. */

@@ -39,6 +39,10 @@ export class DispatcherMetrics {
   readonly discarded: Counter<'reason'>;
   /** Webhook requests in flight now. */
   readonly requestsInFlight: Gauge;
+  /** Calls waiting with no slot for their batch's answer or ledger outcome (`PendingCalls`). */
+  readonly pendingCalls: Gauge;
+  /** Where `pendingCalls` reads its value when scraped (the dispatch's `PendingCalls`). */
+  pendingCallsNow: () => number = () => 0;
   /** From the router's produce (first attempt) or the first attempt (retries) to a 2xx. */
   readonly latencySeconds: LightHistogram<never>;
   /** Batch requests of batching destinations, by result (delivered, retried, dead, discarded). */
@@ -114,6 +118,15 @@ export class DispatcherMetrics {
       registers: [metrics.registry],
       collect() {
         this.set(inFlight());
+      },
+    });
+    const pendingNow = (): number => this.pendingCallsNow();
+    this.pendingCalls = new Gauge({
+      name: 'sluice_dispatcher_pending_calls',
+      help: 'Calls waiting, with no slot, for their batch request or ledger outcome',
+      registers: [metrics.registry],
+      collect() {
+        this.set(pendingNow());
       },
     });
     this.latencySeconds = metrics.lightHistogram(

@@ -130,6 +130,7 @@ describe('DispatchService, ordered destinations', () => {
         },
         secrets: new SecretBox(randomBytes(32).toString('base64')),
         ledgerSuccessSample: 1,
+        maxPendingCalls: 20_000,
         now: Date.now,
       },
       new BreakerObserver(registry),
