@@ -7,9 +7,9 @@
  * computed here.
  *
  * A batch's calls are counted by the start every benchmark call has (`{"version":`, one per
- * call): a native search, about what a single call's request costs the sink, where parsing
- * each 70 KB body cost it several µs a call of the machine's two cores (bench/DISPATCHER.md).
- * Every 100th batch request is parsed too, and a count that differs is counted as bad.
+ * call), a native search: parsing each body cost the sink's share of the machine's two cores
+ * some twenty times as much (bench/DISPATCHER.md). Every 100th batch request is parsed too,
+ * and a count that differs is counted as bad.
  *
  * `node bench/dispatcher-sink.mts '<SinkSpec as JSON>'` prints
  * `{"event":"listening","okPort":..,"hangPort":..}`. `GET /__count` on the 200 server answers

@@ -23,8 +23,8 @@ import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delive
 import { tracedAttempt } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { Attempt, HeldCall, OrderedRetries } from './ordered-retry';
-import { PendingCalls } from './pending-calls';
 import { holdsInPlace } from './ordering-decision';
+import { PendingCalls } from './pending-calls';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
 import { unsendableReason, WebhookPoster } from './webhook-poster';
