@@ -67,8 +67,18 @@ interface IngestTracing {
   ): (request: R, reply: object) => Promise<string>;
 }
 interface DeliveryTracing {
-  tracedAttempt<T>(tracer: object, record: object, handle: () => Promise<T>): Promise<T>;
-  startWebhookSpan(tracer: object, url: string, id: string, alone: boolean): object | undefined;
+  tracedAttempt<T>(
+    tracer: object,
+    record: object,
+    handle: (span: SpanLike) => Promise<T>,
+  ): Promise<T>;
+  startWebhookSpan(
+    tracer: object,
+    parent: SpanLike | undefined,
+    url: string,
+    id: string,
+    alone: boolean,
+  ): object | undefined;
   endWebhookSpan(span: object, result: object, latencyMs: number): void;
 }
 
@@ -137,9 +147,9 @@ function attempt(tracer: object | undefined, traceparent: string | undefined) {
   if (traceparent !== undefined) headers.traceparent = Buffer.from(traceparent);
   const record = { topic: 'bench.sluice.deliveries.v1', partition: 0, offset: '1', headers };
   const answer = { kind: 'success', status: 200 };
-  const post = async () => {
-    const span =
-      tracer && delivery.startWebhookSpan(tracer, 'http://127.0.0.1:8080/hook', 'w', true);
+  const post = async (attempt?: SpanLike) => {
+    const url = 'http://127.0.0.1:8080/hook';
+    const span = tracer && delivery.startWebhookSpan(tracer, attempt, url, 'w', true);
     await Promise.resolve();
     if (span) delivery.endWebhookSpan(span, answer, 1.5);
     return { result: 'delivered' };

@@ -40,6 +40,7 @@ module.exports = {
   recordParent: traced,
   recordingSpan: traced,
   spanTraceHeaders: traced,
+  startChildSpan: traced,
   startLinkedSpan: traced,
   withSpan: traced,
   startTracing: () => Promise.resolve(),

@@ -9,6 +9,7 @@ export {
   recordingSpan,
   recordParent,
   spanTraceHeaders,
+  startChildSpan,
   startLinkedSpan,
   withSpan,
 } from './trace-context';

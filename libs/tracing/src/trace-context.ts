@@ -185,6 +185,11 @@ function failed(span: Span, error: unknown): void {
   span.end();
 }
 
+/** A new span, the child of `parent`. */
+export function startChildSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Span): Span {
+  return tracer.startSpan(name, { kind }, trace.setSpan(ROOT_CONTEXT, parent));
+}
+
 /**
  * A span below `parent` linked to each of `links` (fan-in: one piece of work for several
  * traces' spans), and linked back from each, so each of those traces leads to it.

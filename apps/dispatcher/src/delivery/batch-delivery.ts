@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 
 import { DurableLater, IncomingRecord } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
-import { recordingSpan, Span } from '@app/tracing';
+import { Span } from '@app/tracing';
 
 import {
   admit,
@@ -45,8 +45,6 @@ export interface BatchDeliveryOptions extends RetryPolicy {
  */
 export class BatchDelivery {
   private readonly queue: BatchQueue<DispatchResult>;
-  /** Sampled calls' attempt spans, open until their batch was answered (traces on). */
-  private readonly attempts = new WeakMap<IncomingRecord, Span>();
 
   constructor(
     private readonly settings: Pick<SettingsCache, 'destination'>,
@@ -66,20 +64,13 @@ export class BatchDelivery {
    * the batch's answer). A main-topic call whose destination's batches are backed up past
    * `destinationWaitMs` leaves for the first tier instead.
    */
-  async add(
-    record: IncomingRecord,
-    facts: DeliveryFacts,
-    body: Buffer,
-    destination: DestinationSettings,
-    path: DeliveryPath,
-  ): Promise<Handled> {
-    const call = { record, facts, body, path };
-    if (this.poster.tracer !== undefined) this.noteAttempt(record);
+  async add(call: BatchCall, destination: DestinationSettings): Promise<Handled> {
     const waitMs = this.options.destinationWaitMs;
     const queued = await this.queue.add(call, destination.batching!, waitMs);
     if (queued.kind === 'queued') return { result: queued.result, ledger: queued.durable };
+    const { record, facts, span } = call;
     const decision = leaveMainTopic(facts, 'destination_busy', this.now(), this.options);
-    return this.effects.apply(record, facts, decision);
+    return this.effects.apply(record, facts, decision, undefined, 'main', span);
   }
 
   /**
@@ -105,12 +96,6 @@ export class BatchDelivery {
   /** Closing: batches still forming go now, and later ones without waiting to fill. */
   close(): void {
     this.queue.close();
-  }
-
-  /** Keeps the call's attempt span when it is sampled, for its batch's span to link. */
-  private noteAttempt(record: IncomingRecord): void {
-    const span = recordingSpan();
-    if (span !== undefined) this.attempts.set(record, span);
   }
 
   /**
@@ -200,10 +185,14 @@ export class BatchDelivery {
     }
     const label = `batch ${batchId} (${calls.length} call(s)) to destination ${destination.id}`;
     const alone = webhooks.length === 1;
-    const send = () =>
+    const send = (span: Span | undefined) =>
       Promise.all(
         webhooks.map((webhook, i) =>
-          this.poster.post(calls[0].facts, webhook, body, headers[i], label, alone),
+          this.poster.post(calls[0].facts, webhook, body, headers[i], {
+            batch: label,
+            alone,
+            span,
+          }),
         ),
       );
     const answers = await this.traced(
@@ -223,11 +212,12 @@ export class BatchDelivery {
   private traced<T>(
     calls: readonly BatchCall[],
     facts: Omit<BatchFacts, 'calls'>,
-    send: () => Promise<T>,
+    send: (span: Span | undefined) => Promise<T>,
   ): Promise<T> {
     const tracer = this.poster.tracer;
-    if (tracer === undefined) return send();
-    const attempts = calls.flatMap((call) => this.attempts.get(call.record) ?? []);
+    if (tracer === undefined) return send(undefined);
+    const attempts: Span[] = [];
+    for (const { span } of calls) if (span?.isRecording()) attempts.push(span);
     return tracedBatch(tracer, attempts, { ...facts, calls: calls.length }, send);
   }
 }

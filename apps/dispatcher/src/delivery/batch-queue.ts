@@ -1,5 +1,6 @@
 import { DurableLater, IncomingRecord } from '@app/kafka';
 import type { BatchSettings } from '@app/settings';
+import type { Span } from '@app/tracing';
 
 import { BatchFormer, BatchTimers } from './batch-former';
 import type { DeliveryFacts } from './delivery-record';
@@ -20,6 +21,8 @@ export interface BatchCall {
   readonly facts: DeliveryFacts;
   readonly body: Buffer;
   readonly path: QueuePath;
+  /** The call's attempt span, when traces are on. */
+  readonly span?: Span;
 }
 
 /**

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 
 import { delayLabel } from '@app/contracts';
 import { BatchProducer, DurableLater, IncomingRecord, LaneHold, OutgoingRecord } from '@app/kafka';
-import { activeTraceHeaders } from '@app/tracing';
+import { Span, spanTraceHeaders } from '@app/tracing';
 
 import { BatchOutcomeJson, batchOutcomeJson, OutcomeCall } from './batch-outcome';
 import { Decision } from './delivery-decision';
@@ -41,6 +41,8 @@ export interface Decided {
   readonly facts: DeliveryFacts;
   readonly decision: Decision;
   readonly path: DeliveryPath;
+  /** The attempt's span, when traces are on. */
+  readonly span?: Span;
 }
 
 /**
@@ -58,8 +60,6 @@ export class DeliveryEffects {
     private readonly options: {
       /** Share of first-try successes whose outcome goes to the ledger (0 to 1). */
       readonly ledgerSuccessSample: number;
-      /** Whether traces are on: a retry record then carries the attempt's trace. */
-      readonly traced: boolean;
     },
     private readonly now: () => number,
     /** Uniform in [0, 1); drives the success sample. */
@@ -68,18 +68,22 @@ export class DeliveryEffects {
     this.outcomes = new OutcomeBatcher(producer);
   }
 
-  /** Acts on one delivery's decision; `answers` are its webhooks' when POSTs were made. */
+  /**
+   * Acts on one delivery's decision; `answers` are its webhooks' when POSTs were made, `span`
+   * its attempt's when traces are on (a retry record carries it on).
+   */
   async apply(
     record: IncomingRecord,
     facts: DeliveryFacts,
     decision: Decision,
     answers?: readonly TimedResult[],
     path: DeliveryPath = 'main',
+    span?: Span,
   ): Promise<Handled> {
     const now = this.now();
     const records: OutgoingRecord[] = [];
     // The batcher's promise is handled already: the send below may throw before anyone waits.
-    const ledger = this.effects(record, facts, decision, records, answers, now);
+    const ledger = this.effects(record, facts, decision, records, answers, now, span);
     if (records.length > 0) await this.producer.send(records);
     return { result: this.count(facts, decision, record, path, now), ledger };
   }
@@ -99,7 +103,7 @@ export class DeliveryEffects {
     const gathered: OutcomeCall[] = [];
     const published = calls.map((call) => {
       const { record, facts, decision } = call;
-      this.produced(record, decision, records);
+      this.produced(record, decision, records, call.span);
       if (!this.publishesOutcome(facts, decision)) return false;
       // A delete's outcome is a record of its own, which the deletion receipts read.
       if (facts.type === 'delete') {
@@ -159,8 +163,9 @@ export class DeliveryEffects {
     records: OutgoingRecord[],
     answers: readonly TimedResult[] | undefined,
     now: number,
+    span: Span | undefined,
   ): DurableLater | undefined {
-    this.produced(record, decision, records);
+    this.produced(record, decision, records, span);
     const outcome = this.publishesOutcome(facts, decision)
       ? outcomeJson(facts, decision, answers, now)
       : undefined;
@@ -170,10 +175,15 @@ export class DeliveryEffects {
   }
 
   /** Adds to `records` the retry or dead record a decision produces. */
-  private produced(record: IncomingRecord, decision: Decision, records: OutgoingRecord[]): void {
+  private produced(
+    record: IncomingRecord,
+    decision: Decision,
+    records: OutgoingRecord[],
+    span: Span | undefined,
+  ): void {
     if (decision.kind === 'retry') {
       // The next attempt's span is the child of this one's.
-      const trace = this.options.traced ? activeTraceHeaders() : undefined;
+      const trace = span && spanTraceHeaders(span);
       records.push(retryRecord(record, decision.retry, trace));
     }
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));

@@ -57,9 +57,10 @@ describe('delivery tracing below an unsampled routing span', () => {
   it('makes no webhook span, and sends the attempt context, unsampled, replacing a static one', async () => {
     const tracer = tracerOf('dispatcher-spec')!;
     const headers: Record<string, string> = { TraceParent: 'static', 'x-api-key': 'k' };
-    const seen = await tracedAttempt(tracer, delivery(false), () => {
-      const span = startWebhookSpan(tracer, 'https://hooks.example.com/a?token=t', 'w-1', false);
-      addTraceparent(headers, span);
+    const seen = await tracedAttempt(tracer, delivery(false), (attempt) => {
+      const url = 'https://hooks.example.com/a?token=t';
+      const span = startWebhookSpan(tracer, attempt, url, 'w-1', false);
+      addTraceparent(headers, span, attempt);
       return Promise.resolve({ result: 'delivered', span });
     });
     expect(seen.span).toBeUndefined();
@@ -76,13 +77,16 @@ describe('delivery tracing below an unsampled routing span', () => {
   ])('below a sampled attempt to %s webhook(s): own span %s', async (_webhooks, own) => {
     const tracer = tracerOf('dispatcher-spec')!;
     const headers: Record<string, string> = {};
-    const seen = await tracedAttempt(tracer, delivery(true), () => {
-      const webhook = startWebhookSpan(tracer, 'https://hooks.example.com/a', 'w-1', !own);
-      addTraceparent(headers, webhook);
+    const seen = await tracedAttempt(tracer, delivery(true), (span) => {
+      const webhook = startWebhookSpan(tracer, span, 'https://hooks.example.com/a', 'w-1', !own);
+      addTraceparent(headers, webhook, span);
       if (webhook?.own) webhook.span.end();
-      const attempt = trace.getActiveSpan()!.spanContext().spanId;
-      return Promise.resolve({ result: 'delivered', webhook, attempt });
+      const attempt = span.spanContext().spanId;
+      // Handed to the work, not made active: nothing reads it from the async context.
+      const active = trace.getActiveSpan();
+      return Promise.resolve({ result: 'delivered', webhook, attempt, active });
     });
+    expect(seen.active).toBeUndefined();
     const spanId = seen.webhook!.span.spanContext().spanId;
     expect(seen.webhook!.own).toBe(own);
     expect(spanId === seen.attempt).toBe(!own);
@@ -92,13 +96,32 @@ describe('delivery tracing below an unsampled routing span', () => {
   it('sends a batch with no sampled call outside the trace of the call that sent it', async () => {
     const tracer = tracerOf('dispatcher-spec')!;
     const facts = { batchId: 'b-1', destinationId: 'd-1', calls: 2, alone: true };
-    const seen = await tracedAttempt(tracer, delivery(true), async () => {
-      const inBatch = await tracedBatch(tracer, [], facts, () =>
-        Promise.resolve(trace.getActiveSpan()),
-      );
-      return { result: 'delivered', inBatch, recording: trace.getActiveSpan()?.isRecording() };
+    const seen = await tracedAttempt(tracer, delivery(true), async (span) => {
+      const inBatch = await tracedBatch(tracer, [], facts, (batch) => Promise.resolve(batch));
+      return { result: 'delivered', inBatch, recording: span.isRecording() };
     });
     expect(seen.recording).toBe(true);
     expect(seen.inBatch).toBeUndefined();
+  });
+
+  it("hands a batch with sampled calls its span, the first call's child, linked both ways", async () => {
+    const tracer = tracerOf('dispatcher-spec')!;
+    const facts = { batchId: 'b-2', destinationId: 'd-1', calls: 2, alone: true };
+    const first = tracer.startSpan('deliver main');
+    const second = tracer.startSpan('deliver main');
+    const batch = await tracedBatch(tracer, [first, second], facts, (span) =>
+      Promise.resolve(span!),
+    );
+    const context = batch.spanContext();
+    expect(context.traceId).toBe(first.spanContext().traceId);
+    expect(
+      (batch as unknown as { parentSpanContext?: { spanId: string } }).parentSpanContext,
+    ).toMatchObject({ spanId: first.spanContext().spanId });
+    expect(batch.isRecording()).toBe(false);
+    for (const attempt of [first, second]) {
+      const links = (attempt as unknown as { links: { context: { spanId: string } }[] }).links;
+      expect(links.map((link) => link.context.spanId)).toEqual([context.spanId]);
+      attempt.end();
+    }
   });
 });

@@ -1,18 +1,16 @@
 import { HEADER } from '@app/contracts';
 import { headerText, IncomingRecord } from '@app/kafka';
 import {
-  activeTraceHeaders,
   ATTRIBUTE,
-  inSpan,
-  recordingSpan,
+  inGivenSpan,
   recordParent,
   Span,
   SpanKind,
   spanTraceHeaders,
   SpanStatusCode,
+  startChildSpan,
   startLinkedSpan,
   Tracer,
-  withSpan,
 } from '@app/tracing';
 
 import type { AttemptResult } from './webhook-client';
@@ -38,16 +36,18 @@ const tiers = new Map<string, { readonly tier: string; readonly name: string }>(
  * One delivery record's handling, an attempt, in a consumer span: the child of the routing
  * span on the main topic, of the previous attempt's span on a retry tier (the retry record
  * carries its `traceparent`), so every attempt of a delivery joins the call's trace. A batched
- * call's span lasts until its batch was answered, and then says what became of the call.
+ * call's span lasts until its batch was answered, and then says what became of the call. The
+ * span is handed to `handle`, which passes it on (to its POSTs, its retry record), not made
+ * the active one; below an unsampled parent it is that parent's span.
  */
 export function tracedAttempt<T extends { readonly result: string | (() => Promise<string>) }>(
   tracer: Tracer,
   record: IncomingRecord,
-  handle: () => Promise<T>,
+  handle: (span: Span) => Promise<T>,
 ): Promise<T> {
   const { tier, name } = tierOf(record.topic);
   const parent = recordParent(record);
-  return inSpan(tracer, name, SpanKind.CONSUMER, parent, handle, (span, handled) => {
+  return inGivenSpan(tracer, name, SpanKind.CONSUMER, parent, handle, (span, handled) => {
     span.setAttribute(ATTRIBUTE.messagingSystem, 'kafka');
     span.setAttribute(ATTRIBUTE.messagingOperation, 'process');
     span.setAttribute(ATTRIBUTE.messagingDestination, record.topic);
@@ -93,21 +93,21 @@ export interface WebhookSpan {
 }
 
 /**
- * The span of one webhook's POST: none below an attempt that is not sampled (the active span),
- * whose children would not be either. An attempt's only POST (`alone`) is told on the
- * attempt's span itself, one span fewer; each POST of several has a client span of its own,
- * the attempt's child. It names the webhook's host and port only: a URL's path or query may
- * hold a token.
+ * The span of one webhook's POST below `parent` (the attempt's span, or a batch's): none when
+ * it does not record (an attempt that is not sampled), whose children would not either. An
+ * attempt's only POST (`alone`) is told on the parent itself, one span fewer; each POST of
+ * several has a client span of its own, the parent's child. It names the webhook's host and
+ * port only: a URL's path or query may hold a token.
  */
 export function startWebhookSpan(
   tracer: Tracer,
+  parent: Span | undefined,
   url: string,
   webhookId: string,
   alone: boolean,
 ): WebhookSpan | undefined {
-  const active = recordingSpan();
-  if (active === undefined) return undefined;
-  const span = alone ? active : tracer.startSpan('POST', { kind: SpanKind.CLIENT });
+  if (parent === undefined || !parent.isRecording()) return undefined;
+  const span = alone ? parent : startChildSpan(tracer, 'POST', SpanKind.CLIENT, parent);
   if (span.isRecording()) {
     const target = targetOf(url);
     span.setAttribute(ATTRIBUTE.httpMethod, 'POST');
@@ -132,15 +132,17 @@ function targetOf(url: string): Target {
 }
 
 /**
- * Adds the `traceparent` of the webhook's span (of the unsampled attempt's, when it has none)
- * to a POST's headers (a destination's `sendTraceparent`), replacing a static header of that
- * name in any case.
+ * Adds the `traceparent` of the webhook's span (of `parent`, the unsampled attempt's or batch's,
+ * when it has none; nothing without either) to a POST's headers (a destination's
+ * `sendTraceparent`), replacing a static header of that name in any case.
  */
 export function addTraceparent(
   headers: Record<string, string>,
   webhook: WebhookSpan | undefined,
+  parent: Span | undefined,
 ): void {
-  const trace = webhook ? spanTraceHeaders(webhook.span) : activeTraceHeaders();
+  const span = webhook?.span ?? parent;
+  const trace = span === undefined ? {} : spanTraceHeaders(span);
   for (const name of Object.keys(headers)) {
     if (Object.hasOwn(trace, name.toLowerCase())) delete headers[name];
   }
@@ -180,22 +182,22 @@ export interface BatchFacts {
 /**
  * `send`s a batch's request in a span of its own (`deliver batch`) when some of its calls'
  * attempts are sampled (`attempts`, their spans, still open): the child of the first, linked
- * to each and linked back from each, and each attempt's span names the batch. Its POSTs are
- * its children (an only webhook's told on it). Without a sampled call, no span: the POSTs run
- * outside any call's trace, which they would otherwise join at random.
+ * to each and linked back from each, and each attempt's span names the batch. `send` is handed
+ * that span, its POSTs' parent (an only webhook's POST is told on it). Without a sampled call,
+ * no span: the POSTs run outside any call's trace, which they would otherwise join at random.
  */
 export function tracedBatch<T>(
   tracer: Tracer,
   attempts: readonly Span[],
   facts: BatchFacts,
-  send: () => Promise<T>,
+  send: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (attempts.length === 0) return withSpan(undefined, send);
+  if (attempts.length === 0) return send(undefined);
   const kind = facts.alone ? SpanKind.CLIENT : SpanKind.INTERNAL;
   const span = startLinkedSpan(tracer, 'deliver batch', kind, attempts[0], attempts);
   span.setAttribute(ATTRIBUTE.batchId, facts.batchId);
   span.setAttribute(ATTRIBUTE.batchCalls, facts.calls);
   span.setAttribute(ATTRIBUTE.destinationId, facts.destinationId);
   for (const attempt of attempts) attempt.setAttribute(ATTRIBUTE.batchId, facts.batchId);
-  return withSpan(span, send).finally(() => span.end());
+  return send(span).finally(() => span.end());
 }

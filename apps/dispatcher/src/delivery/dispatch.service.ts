@@ -4,7 +4,7 @@ import { HEADER } from '@app/contracts';
 import { BatchProducer, DurableLater, headerText, IncomingRecord, LaneHold } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
-import { tracerOf } from '@app/tracing';
+import { Span, tracerOf } from '@app/tracing';
 
 import {
   admit,
@@ -97,9 +97,8 @@ export class DispatchService implements OnModuleDestroy {
     this.capacity = new DeliveryCapacity(options, breakerObserver, rateLimits, now);
     const { secrets, ledgerSuccessSample } = options;
     this.poster = new WebhookPoster(settings, client, metrics, secrets, this.logger, this.tracer);
-    const traced = this.tracer !== undefined;
     const random = options.random ?? Math.random;
-    const effectOptions = { ledgerSuccessSample, traced };
+    const effectOptions = { ledgerSuccessSample };
     this.effects = new DeliveryEffects(producer, metrics, this.logger, effectOptions, now, random);
     this.batches = new BatchDelivery(
       settings,
@@ -174,24 +173,32 @@ export class DispatchService implements OnModuleDestroy {
   private traced(record: IncomingRecord, path: DeliveryPath): Promise<Handled> {
     const tracer = this.tracer;
     if (tracer === undefined) return this.run(record, path);
-    return tracedAttempt(tracer, record, () => this.run(record, path));
+    return tracedAttempt(tracer, record, (span) =>
+      this.run(record, path, undefined, undefined, span),
+    );
   }
 
-  /** `headerId` (the destination id header) and `destination` when the handler read them. */
+  /**
+   * `headerId` (the destination id header) and `destination` when the handler read them; `span`
+   * the attempt's when traces are on (passed on to its POSTs and the records it produces).
+   */
   private async run(
     record: IncomingRecord,
     path: DeliveryPath,
     headerId = headerText(record, HEADER.destinationId),
     destination = headerId ? this.settings.destination(headerId) : undefined,
+    span?: Span,
   ): Promise<Handled> {
     const decoded = decodeDelivery(record, headerId);
     if (decoded.kind === 'invalid') return this.dropInvalid(record, decoded.reason);
     const { facts, body } = decoded;
     const admission = admit(facts, destination, this.now());
     if (admission.kind === 'decided') {
-      return this.effects.apply(record, facts, admission.decision);
+      return this.effects.apply(record, facts, admission.decision, undefined, 'main', span);
     }
-    if (destination!.batching) return this.batches.add(record, facts, body, destination!, path);
+    if (destination!.batching) {
+      return this.batches.add({ record, facts, body, path, span }, destination!);
+    }
     const destinationId = facts.destinationId;
     const { gate, slots, rateLimits } = this.capacity;
     // An ordered destination's call that cannot go now waits in place, holding its user's lane.
@@ -200,9 +207,9 @@ export class DispatchService implements OnModuleDestroy {
     // ordered destination's too: its user's ordering is suspended).
     const breaker = this.capacity.admitBreaker(destinationId, this.now());
     if (breaker.kind === 'wait') {
-      if (ordered) return this.ordered.suspendForBreaker(record, facts, breaker.untilMs);
+      if (ordered) return this.ordered.suspendForBreaker(record, facts, breaker.untilMs, span);
       const decision = waitForBreaker(facts, breaker.untilMs, this.now(), this.options);
-      return this.effects.apply(record, facts, decision);
+      return this.effects.apply(record, facts, decision, undefined, 'main', span);
     }
     // The main topic never waits long on one destination: one over its rate limit, or still at
     // its bound after `destinationWaitMs`, leaves for the first retry tier. The tiers wait for
@@ -216,9 +223,9 @@ export class DispatchService implements OnModuleDestroy {
           : undefined;
       if (leave !== undefined) {
         this.capacity.settleProbe(destinationId, breaker.probe);
-        if (ordered) return this.hold({ record, facts, body }, destination!);
+        if (ordered) return this.hold({ record, facts, body, span }, destination!);
         const decision = leaveMainTopic(facts, leave, this.now(), this.options);
-        return this.effects.apply(record, facts, decision);
+        return this.effects.apply(record, facts, decision, undefined, 'main', span);
       }
     } else if (!gate.tryAcquire(destinationId, this.now())) {
       await gate.acquire(destinationId);
@@ -229,9 +236,9 @@ export class DispatchService implements OnModuleDestroy {
     if (path === 'main' && !rateLimits.tryTake(destinationId, limit)) {
       gate.release(destinationId, this.now());
       this.capacity.settleProbe(destinationId, breaker.probe);
-      if (ordered) return this.hold({ record, facts, body }, destination!);
+      if (ordered) return this.hold({ record, facts, body, span }, destination!);
       const decision = leaveMainTopic(facts, 'rate_limited', this.now(), this.options);
-      return this.effects.apply(record, facts, decision);
+      return this.effects.apply(record, facts, decision, undefined, 'main', span);
     }
     if (path === 'retry') await rateLimits.take(destinationId, limit);
     // The destination's slot first: deliveries queued behind a slow destination must not
@@ -240,7 +247,7 @@ export class DispatchService implements OnModuleDestroy {
     if (!slots.tryAcquire()) await slots.acquire();
     let attempt: Attempt | undefined;
     try {
-      attempt = await this.attempt(facts, body, destination!, admission.webhooks);
+      attempt = await this.attempt(facts, body, destination!, admission.webhooks, span);
     } finally {
       slots.release();
       gate.release(destinationId, this.now());
@@ -250,11 +257,11 @@ export class DispatchService implements OnModuleDestroy {
     const { decision, answers } = attempt;
     if (ordered && decision.kind === 'retry') {
       return this.hold(
-        { record, facts, body, failed: { retry: decision.retry, answers } },
+        { record, facts, body, span, failed: { retry: decision.retry, answers } },
         destination!,
       );
     }
-    return this.effects.apply(record, facts, decision, answers, path);
+    return this.effects.apply(record, facts, decision, answers, path, span);
   }
 
   /** An ordered destination's call retried in place; its user's later calls wait behind it. */
@@ -262,12 +269,13 @@ export class DispatchService implements OnModuleDestroy {
     return { result: 'retried', hold: this.ordered.hold(call, destination.ordering!) };
   }
 
-  /** Signs and POSTs to every covered webhook at once, then decides. */
+  /** Signs and POSTs to every covered webhook at once, then decides; `span` the attempt's. */
   private async attempt(
     facts: DeliveryFacts,
     body: Buffer,
     destination: DestinationSettings,
     webhooks: readonly WebhookSettings[],
+    span?: Span,
   ): Promise<Attempt> {
     const startedAt = this.now();
     let headers: Record<string, string>[];
@@ -284,9 +292,11 @@ export class DispatchService implements OnModuleDestroy {
     await Promise.resolve();
     const answers =
       webhooks.length === 1
-        ? [await this.poster.post(facts, webhooks[0], body, headers[0], undefined, true)]
+        ? [await this.poster.post(facts, webhooks[0], body, headers[0], { alone: true, span })]
         : await Promise.all(
-            webhooks.map((webhook, i) => this.poster.post(facts, webhook, body, headers[i])),
+            webhooks.map((webhook, i) =>
+              this.poster.post(facts, webhook, body, headers[i], { span }),
+            ),
           );
     const decision = decideAttempt({
       facts,

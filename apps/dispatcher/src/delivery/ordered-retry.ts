@@ -7,6 +7,7 @@ import type {
   SettingsCache,
   WebhookSettings,
 } from '@app/settings';
+import type { Span } from '@app/tracing';
 
 import { admit, Decision, RetryPolicy } from './delivery-decision';
 import { DeliveryFacts, describeDelivery, RetrySchedule, TimedResult } from './delivery-record';
@@ -39,6 +40,7 @@ export type Attempter = (
   body: Buffer,
   destination: DestinationSettings,
   webhooks: readonly WebhookSettings[],
+  span?: Span,
 ) => Promise<Attempt>;
 
 /** A main-topic call of an ordered destination that cannot be delivered now. */
@@ -46,6 +48,8 @@ export interface HeldCall {
   readonly record: IncomingRecord;
   readonly facts: DeliveryFacts;
   readonly body: Buffer;
+  /** The attempt's span, when traces are on: the held call's later attempts are told on it. */
+  readonly span?: Span;
   /** The failed attempt's retry decision and answers; absent when no attempt was made. */
   readonly failed?: { readonly retry: RetrySchedule; readonly answers?: readonly TimedResult[] };
 }
@@ -97,7 +101,7 @@ export class OrderedRetries {
     ordering: OrderingSettings,
     control: HoldControl,
   ): Promise<DurableLater | undefined> {
-    const { record, body } = call;
+    const { record, body, span } = call;
     const heldSince = this.now();
     const delaysMs = this.options.orderingRetryDelaysMs ?? DEFAULT_ORDERING_RETRY_DELAYS_MS;
     let { facts, failed } = call;
@@ -125,15 +129,17 @@ export class OrderedRetries {
       if (control.stop !== undefined) continue;
       const destination = this.deps.settings.destination(facts.destinationId);
       const admission = admit(facts, destination, this.now());
-      if (admission.kind === 'decided') return this.finish(record, facts, admission.decision);
+      if (admission.kind === 'decided') {
+        return this.finish(call, facts, admission.decision);
+      }
       if (!holdsInPlace(destination, 'main'))
         return this.suspend(call, facts, failed, 'ordering_off');
-      const tried = await this.tryOnce(facts, body, destination!, admission.webhooks);
+      const tried = await this.tryOnce(facts, body, destination!, admission.webhooks, span);
       if ('untilMs' in tried) {
-        return (await this.suspendForBreaker(record, facts, tried.untilMs)).ledger;
+        return (await this.suspendForBreaker(record, facts, tried.untilMs, span)).ledger;
       }
       const { decision, answers } = tried;
-      if (decision.kind !== 'retry') return this.finish(record, facts, decision, answers);
+      if (decision.kind !== 'retry') return this.finish(call, facts, decision, answers);
       failed = { retry: decision.retry, answers };
       facts = nextAttemptFacts(facts, decision.retry);
       atLeastMs = retryAfterOf(answers);
@@ -149,6 +155,7 @@ export class OrderedRetries {
     body: Buffer,
     destination: DestinationSettings,
     webhooks: readonly WebhookSettings[],
+    span: Span | undefined,
   ): Promise<Attempt | { readonly untilMs: number }> {
     const { capacity } = this.deps;
     const { gate, slots, rateLimits } = capacity;
@@ -160,7 +167,7 @@ export class OrderedRetries {
     if (!slots.tryAcquire()) await slots.acquire();
     let attempt: Attempt | undefined;
     try {
-      attempt = await this.attempt(facts, body, destination, webhooks);
+      attempt = await this.attempt(facts, body, destination, webhooks, span);
     } finally {
       slots.release();
       gate.release(id, this.now());
@@ -171,12 +178,13 @@ export class OrderedRetries {
   }
 
   private async finish(
-    record: IncomingRecord,
+    call: HeldCall,
     facts: DeliveryFacts,
     decision: Decision,
     answers?: readonly TimedResult[],
   ): Promise<DurableLater | undefined> {
-    return (await this.deps.effects.apply(record, facts, decision, answers, 'main')).ledger;
+    const { effects } = this.deps;
+    return (await effects.apply(call.record, facts, decision, answers, 'main', call.span)).ledger;
   }
 
   /** The call goes to a tier; its user's later calls flow. */
@@ -189,7 +197,7 @@ export class OrderedRetries {
     this.deps.metrics.orderingSuspended.inc({ reason });
     this.deps.logger.warn(`${describeDelivery(facts)}: ordering suspended (${reason})`);
     const decision = suspendedRetry(facts, failed?.retry, reason, this.now(), this.options);
-    return this.finish(call.record, facts, decision, failed?.answers);
+    return this.finish(call, facts, decision, failed?.answers);
   }
 
   /**
@@ -200,10 +208,11 @@ export class OrderedRetries {
     record: IncomingRecord,
     facts: DeliveryFacts,
     untilMs: number,
+    span: Span | undefined,
   ): Promise<Handled> {
     this.deps.metrics.orderingSuspended.inc({ reason: 'breaker_open' });
     const decision = suspendedForBreaker(facts, untilMs, this.now(), this.options);
-    return this.deps.effects.apply(record, facts, decision, undefined, 'main');
+    return this.deps.effects.apply(record, facts, decision, undefined, 'main', span);
   }
 
   /** Resolves after `ms`, or at once when the pipeline asks the hold to stop. */

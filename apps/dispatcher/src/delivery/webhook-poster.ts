@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox, SecretBoxError } from '@app/signing';
-import { Tracer } from '@app/tracing';
+import { Span, Tracer } from '@app/tracing';
 
 import { addTraceparent, endWebhookSpan, startWebhookSpan } from './delivery-tracing';
 import { DeliveryFacts, describeDelivery, TimedResult } from './delivery-record';
@@ -20,6 +20,16 @@ import {
   UnsignableError,
   webhookHeaders,
 } from './webhook-request';
+
+/** How a POST is told: in the log, and on the attempt's span. */
+export interface PostContext {
+  /** Names the batch request in the log. */
+  readonly batch?: string;
+  /** The attempt's only webhook: its span tells the POST. */
+  readonly alone?: boolean;
+  /** The attempt's span, or its batch's (traces on). */
+  readonly span?: Span;
+}
 
 /**
  * Signs a request's body in its destination's mode and POSTs it to a webhook: the part of a
@@ -67,22 +77,24 @@ export class WebhookPoster {
   }
 
   /**
-   * POSTs to one webhook; `batch` names a batch request in the log. When it is the attempt's
-   * only webhook (`alone`), the attempt's span tells the POST (no span of its own).
+   * POSTs to one webhook. `how.span` is the attempt's span (or its batch's) when traces are on;
+   * when it is the attempt's only webhook (`how.alone`), that span tells the POST (no span of
+   * its own). `how.batch` names a batch request in the log.
    */
   async post(
     facts: DeliveryFacts,
     webhook: WebhookSettings,
     body: Buffer,
     headers: Record<string, string>,
-    batch?: string,
-    alone = false,
+    how: PostContext = {},
   ): Promise<TimedResult> {
     this.metrics.requestStarted();
-    const span = this.tracer && startWebhookSpan(this.tracer, webhook.url, webhook.id, alone);
+    const { batch, alone = false, span: parent } = how;
+    const tracer = this.tracer;
+    const span = tracer && startWebhookSpan(tracer, parent, webhook.url, webhook.id, alone);
     // The receiver continues the trace when its destination asks for the header.
-    if (this.tracer && this.settings.destination(facts.destinationId)?.sendTraceparent) {
-      addTraceparent(headers, span);
+    if (tracer && this.settings.destination(facts.destinationId)?.sendTraceparent) {
+      addTraceparent(headers, span, parent);
     }
     const startedAt = performance.now();
     const result = await this.client.post(webhook.url, body, headers);
