@@ -2,16 +2,12 @@ export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export type { Span, Tracer } from '@opentelemetry/api';
 export { ATTRIBUTE } from './attributes';
 export {
-  activeTraceHeaders,
   httpParent,
   inGivenSpan,
-  inSpan,
-  recordingSpan,
   recordParent,
   spanTraceHeaders,
   startChildSpan,
   startLinkedSpan,
-  withSpan,
 } from './trace-context';
 export { TracingLifecycle } from './tracing.lifecycle';
 export { startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';

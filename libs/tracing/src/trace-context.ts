@@ -1,6 +1,5 @@
 import {
   Context,
-  context,
   ROOT_CONTEXT,
   Span,
   SpanKind,
@@ -89,16 +88,6 @@ function plainParent(value: string): Context | undefined {
   return valid ? trace.setSpanContext(ROOT_CONTEXT, parent) : undefined;
 }
 
-/**
- * The `traceparent` (and `tracestate`) headers that make what is produced now a child of the
- * active span, sampled or not: a trace left unsampled stays unsampled downstream.
- */
-export function activeTraceHeaders(): Record<string, string> {
-  const headers: Record<string, string> = {};
-  tracePropagator()?.inject(context.active(), headers, HEADER_MAP);
-  return headers;
-}
-
 /** The `traceparent` (and `tracestate`) headers that make a receiver's work a child of `span`. */
 export function spanTraceHeaders(span: Span): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -107,33 +96,15 @@ export function spanTraceHeaders(span: Span): Record<string, string> {
 }
 
 /**
- * Runs `work` in a new span (made active for it), and `annotate` on that span once `work` is
- * done, when the span records; a span whose work throws ends with an error status. When
- * `annotate` returns a promise, the span ends once it settled (what `work` started and left
- * running, such as a batched call's outcome), and `work`'s result does not wait for it. Below
- * a parent that was not sampled, under a sampler that follows it, no span is made: `work` runs
- * in the parent's context, which travels on unsampled (most calls at a low ratio).
- */
-export function inSpan<T>(
-  tracer: Tracer,
-  name: string,
-  kind: SpanKind,
-  parent: Context,
-  work: () => Promise<T>,
-  annotate?: (span: Span, result: T) => void | Promise<void>,
-): Promise<T> {
-  const span = newSpan(tracer, name, kind, parent);
-  const active = span === trace.getSpan(parent) ? parent : trace.setSpan(parent, span);
-  // Not sampled: the span only carries the decision on, and has nothing to end or annotate.
-  if (!span.isRecording()) return context.with(active, work);
-  return inNewSpan(span, () => context.with(active, work), annotate);
-}
-
-/**
- * {@link inSpan} for work that is handed its span and passes it on itself (into the records it
- * produces, say): the span is not made the active one, so the work runs without an async
- * context of its own, which costs every unit of work. Below an unsampled parent, under a
- * sampler that follows it, `work` is handed the parent's span.
+ * Runs `work` in a new span below `parent`, handed to it: the work passes it on itself (into
+ * the records it produces, its requests' headers). The span is never made the active one, so
+ * the work runs without an async context of its own, which would cost every unit of work.
+ * `annotate` runs on the span once `work` is done, when the span records; a span whose work
+ * throws ends with an error status. When `annotate` returns a promise, the span ends once it
+ * settled (what `work` started and left running, such as a batched call's outcome), and
+ * `work`'s result does not wait for it. Below a parent that was not sampled, under a sampler
+ * that follows it, no span is made: `work` is handed the parent's span, which carries the
+ * decision on unsampled (most calls at a low ratio).
  */
 export function inGivenSpan<T>(
   tracer: Tracer,
@@ -206,17 +177,6 @@ export function startLinkedSpan(
   const back = { context: span.spanContext() };
   for (const linked of links) linked.addLink(back);
   return span;
-}
-
-/** Runs `work` with `span` active, or with no span at all when it is undefined. */
-export function withSpan<T>(span: Span | undefined, work: () => T): T {
-  return context.with(span ? trace.setSpan(ROOT_CONTEXT, span) : ROOT_CONTEXT, work);
-}
-
-/** The span active in the current async context, when it records attributes. */
-export function recordingSpan(): Span | undefined {
-  const span = trace.getSpan(context.active());
-  return span?.isRecording() ? span : undefined;
 }
 
 /** A valid span context whose sampled flag is off. */

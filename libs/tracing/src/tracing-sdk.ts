@@ -2,7 +2,6 @@ import { randomFillSync } from 'node:crypto';
 
 import { Logger } from '@nestjs/common';
 import {
-  context,
   diag,
   DiagLogger,
   DiagLogLevel,
@@ -158,16 +157,15 @@ export async function startTracing(
   options: TracingOptions | undefined,
 ): Promise<void> {
   if (options === undefined || apps.has(app)) return;
-  const [sdk, core, resources, hooks] = await Promise.all([
+  const [sdk, core, resources] = await Promise.all([
     loadSdk(),
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
-    import('@opentelemetry/context-async-hooks'),
   ]);
+  // No context manager: each span is handed to the work it covers (`inGivenSpan`), never read
+  // back from an async context.
   if (propagator === undefined) {
     propagator = new core.W3CTraceContextPropagator();
-    // Spans of one delivery attempt find their parent through the async context.
-    context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
     diag.setLogger(diagLogger(), DiagLogLevel.WARN);
   }
   const attributes = core.parseKeyPairsIntoRecord(options.resourceAttributes);

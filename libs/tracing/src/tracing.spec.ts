@@ -1,19 +1,18 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 
-import { ROOT_CONTEXT, SpanContext, SpanKind, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { ReadableSpan, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 
 import { IncomingRecord } from '@app/kafka';
 
 import {
-  activeTraceHeaders,
   httpParent,
   inGivenSpan,
-  inSpan,
   recordParent,
   spanTraceHeaders,
+  startChildSpan,
   startLinkedSpan,
 } from './trace-context';
 import { startRootSpan, startTracing, stopTracing, tracerOf, TracingOptions } from './tracing-sdk';
@@ -55,11 +54,6 @@ function byName(headers: Record<string, Buffer>): IncomingRecord & { built: numb
     },
     text: (name: string) => headers[name]?.toString('utf8'),
   };
-}
-
-/** The context of the span active where it is called. */
-function activeContext(): SpanContext {
-  return trace.getActiveSpan()!.spanContext();
 }
 
 describe('tracing', () => {
@@ -106,8 +100,9 @@ describe('tracing', () => {
   it('continues a record producer span, and hands its own on to what it produces', async () => {
     await startTracing('test', options);
     const tracer = tracerOf('test')!;
-    const seen = await inSpan(tracer, 'work', SpanKind.CONSUMER, recordParent(produced(true)), () =>
-      Promise.resolve({ context: activeContext(), headers: activeTraceHeaders() }),
+    const parent = recordParent(produced(true));
+    const seen = await inGivenSpan(tracer, 'work', SpanKind.CONSUMER, parent, (span) =>
+      Promise.resolve({ context: span.spanContext(), headers: spanTraceHeaders(span) }),
     );
     expect(seen.context.traceId).toBe(TRACE_ID);
     expect(seen.headers.traceparent).toBe(`00-${TRACE_ID}-${seen.context.spanId}-01`);
@@ -143,12 +138,13 @@ describe('tracing', () => {
   ])('%s below an unsampled parent: a span of its own %s', async (sampler, own) => {
     await startTracing('test', { ...options, sampler, ratio: 1 });
     const tracer = tracerOf('test')!;
-    const seen = await inSpan(
+    const seen = await inGivenSpan(
       tracer,
       'work',
       SpanKind.CONSUMER,
       recordParent(produced(false)),
-      () => Promise.resolve({ spanId: activeContext().spanId, headers: activeTraceHeaders() }),
+      (span) =>
+        Promise.resolve({ spanId: span.spanContext().spanId, headers: spanTraceHeaders(span) }),
     );
     expect(seen.spanId !== PARENT_ID).toBe(own);
     // What it produces carries on the trace, unsampled unless a span of its own was sampled.
@@ -267,7 +263,7 @@ describe('tracing', () => {
     let settle: () => void = () => {};
     const later = new Promise<void>((resolve) => (settle = resolve));
     let span: ReadableSpan | undefined;
-    await inSpan(
+    await inGivenSpan(
       tracerOf('test')!,
       'work',
       SpanKind.CONSUMER,
@@ -301,11 +297,36 @@ describe('tracing', () => {
     }
   });
 
+  it("starts a child span below a given span, in the given span's trace", async () => {
+    await startTracing('test', options);
+    const tracer = tracerOf('test')!;
+    const parent = tracer.startSpan('attempt', {}, ROOT_CONTEXT);
+    const child = startChildSpan(
+      tracer,
+      'POST',
+      SpanKind.CLIENT,
+      parent,
+    ) as unknown as ReadableSpan;
+    expect(child.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+    expect(child.spanContext().traceId).toBe(parent.spanContext().traceId);
+    expect(child.kind).toBe(SpanKind.CLIENT);
+  });
+
   it('rethrows what the work throws', async () => {
     await startTracing('test', options);
-    const failing = inSpan(tracerOf('test')!, 'work', SpanKind.INTERNAL, ROOT_CONTEXT, () =>
-      Promise.reject(new TypeError('bad input')),
+    let span: ReadableSpan | undefined;
+    const failing = inGivenSpan(
+      tracerOf('test')!,
+      'work',
+      SpanKind.INTERNAL,
+      ROOT_CONTEXT,
+      (own) => {
+        span = own as unknown as ReadableSpan;
+        return Promise.reject(new TypeError('bad input'));
+      },
     );
     await expect(failing).rejects.toThrow(TypeError);
+    // Ended with an error status naming the class, never the message.
+    expect([span?.ended, span?.status]).toEqual([true, { code: 2, message: 'TypeError' }]);
   });
 });
