@@ -77,6 +77,18 @@ export class Metrics {
     return new Gauge({ name, help, labelNames, registers: [this.registry] });
   }
 
+  /** A gauge without labels whose value `read` gives when it is scraped. */
+  scrapedGauge(name: string, help: string, read: () => number): Gauge {
+    return new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect(this: Gauge): void {
+        this.set(read());
+      },
+    });
+  }
+
   histogram<L extends string>(
     name: string,
     help: string,

@@ -27,7 +27,7 @@ import { holdsInPlace } from './ordering-decision';
 import { PendingCalls } from './pending-calls';
 import { DestinationRateLimits } from './rate-limits.service';
 import { WebhookClient } from './webhook-client';
-import { unsendableReason, WebhookPoster } from './webhook-poster';
+import { PostContext, unsendableReason, WebhookPoster } from './webhook-poster';
 
 export { BATCH_ID_HEADER } from './batch-delivery';
 export type { DeliveryPath, DispatchResult } from './delivery-effects';
@@ -292,7 +292,7 @@ export class DispatchService implements OnModuleDestroy {
     await Promise.resolve();
     const answers =
       webhooks.length === 1
-        ? [await this.poster.post(facts, webhooks[0], body, headers[0], { alone: true, span })]
+        ? [await this.poster.post(facts, webhooks[0], body, headers[0], onlyPost(span))]
         : await Promise.all(
             webhooks.map((webhook, i) =>
               this.poster.post(facts, webhook, body, headers[i], { span }),
@@ -337,4 +337,10 @@ export class DispatchService implements OnModuleDestroy {
     if (gate.stalledMs(destinationId, this.now()) >= waitMs) return false;
     return gate.acquireWithin(destinationId, waitMs);
   }
+}
+
+/** How an attempt's only POST is told: one shared object when there is no span to carry. */
+const ALONE = { alone: true } as const;
+function onlyPost(span: Span | undefined): PostContext {
+  return span === undefined ? ALONE : { alone: true, span };
 }

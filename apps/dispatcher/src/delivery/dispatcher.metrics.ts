@@ -111,24 +111,16 @@ export class DispatcherMetrics {
       'Deliveries dropped because their destination was disabled or deleted',
       ['reason'],
     );
-    const inFlight = (): number => this.inFlight;
-    this.requestsInFlight = new Gauge({
-      name: 'sluice_dispatcher_requests_in_flight',
-      help: 'Webhook requests in flight',
-      registers: [metrics.registry],
-      collect() {
-        this.set(inFlight());
-      },
-    });
-    const pendingNow = (): number => this.pendingCallsNow();
-    this.pendingCalls = new Gauge({
-      name: 'sluice_dispatcher_pending_calls',
-      help: 'Calls waiting, with no slot, for their batch request or ledger outcome',
-      registers: [metrics.registry],
-      collect() {
-        this.set(pendingNow());
-      },
-    });
+    this.requestsInFlight = metrics.scrapedGauge(
+      'sluice_dispatcher_requests_in_flight',
+      'Webhook requests in flight',
+      () => this.inFlight,
+    );
+    this.pendingCalls = metrics.scrapedGauge(
+      'sluice_dispatcher_pending_calls',
+      'Calls waiting, with no slot, for their batch request or ledger outcome',
+      () => this.pendingCallsNow(),
+    );
     this.latencySeconds = metrics.lightHistogram(
       'sluice_dispatcher_delivery_latency_seconds',
       'Time from a delivery being produced (or first attempted, for retries) to its 2xx',

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
 
 import { Metrics } from '@app/observability';
 
@@ -64,15 +64,11 @@ export class DestinationRateLimits {
       'Times a delivery was held back by its destination rate limit: moved off the main topic, or waiting for a token on a retry tier',
       ['destination_id'],
     );
-    const share = (): number => ownedFraction([...this.partitions.values()]);
-    new Gauge({
-      name: 'sluice_dispatcher_rate_limit_share_ratio',
-      help: "This replica's share of every destination rate limit: the delivery partitions it owns over all",
-      registers: [metrics.registry],
-      collect() {
-        this.set(share());
-      },
-    });
+    metrics.scrapedGauge(
+      'sluice_dispatcher_rate_limit_share_ratio',
+      "This replica's share of every destination rate limit: the delivery partitions it owns over all",
+      () => ownedFraction([...this.partitions.values()]),
+    );
   }
 
   /**
