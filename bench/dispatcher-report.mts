@@ -110,7 +110,7 @@ export function readSettings(env: NodeJS.ProcessEnv): Settings {
   return {
     rounds: number('BENCH_ROUNDS', 3, 1, 20),
     deliveries: number('BENCH_DELIVERIES', 60_000, 1_000, 1_000_000),
-    batchDeliveries: number('BENCH_BATCH_DELIVERIES', 300_000, 1_000, 5_000_000),
+    batchDeliveries: number('BENCH_BATCH_DELIVERIES', 1_000_000, 1_000, 5_000_000),
     bodyBytes: number('BENCH_BODY_BYTES', 700, 650, 16_384),
     users: number('BENCH_USERS', 10_000, 1, 10_000_000),
     otherPercent: number('BENCH_OTHER_PERCENT', 10, 1, 50),

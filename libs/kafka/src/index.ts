@@ -3,7 +3,7 @@
 // kafkajs, no Nest), client/ (kafkajs's public API, Nest), internals/ (kafkajs's own modules).
 
 // Records, and what a handler may answer.
-export { copyHeaders, headerText } from './semantics/records';
+export { copyHeaders, HeaderNames, headerText, headerTexts } from './semantics/records';
 export type { IncomingRecord, OutgoingRecord } from './semantics/records';
 export { DurableLater } from './semantics/partition-pipeline';
 export { LaneHold } from './semantics/lane-hold';

@@ -20,7 +20,7 @@ import { BatchCall, BatchedOutcome, BatchQueue } from './batch-queue';
 import { Verdict, verdictOf } from './circuit-breaker';
 import { DeliveryCapacity } from './delivery-capacity';
 import { DeliveryEffects, DeliveryPath, DispatchResult, Handled } from './delivery-effects';
-import { decodeDelivery, DeliveryFacts, TimedResult } from './delivery-record';
+import { DeliveryFacts, TimedResult } from './delivery-record';
 import { BatchFacts, tracedBatch } from './delivery-tracing';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { unsendableReason, WebhookPoster } from './webhook-poster';
@@ -76,18 +76,16 @@ export class BatchDelivery {
   /**
    * A call of a batching destination whose batches have room joins its batch at once, answering
    * the batch's wait without a promise of its own (most of a batching destination's calls);
-   * undefined for any other record, which the dispatch handles as ever. The dispatch read the
-   * record's destination (its id header and settings) already.
+   * undefined for any other record, which the dispatch handles as ever. The dispatch decoded
+   * the record and read its destination already.
    */
   join(
     record: IncomingRecord,
+    decoded: { readonly facts: DeliveryFacts; readonly body: Buffer },
     path: DeliveryPath,
-    destinationId: string,
     destination: DestinationSettings,
   ): DurableLater | undefined {
     if (!destination.batching) return undefined;
-    const decoded = decodeDelivery(record, destinationId);
-    if (decoded.kind === 'invalid') return undefined;
     const { facts, body } = decoded;
     if (admit(facts, destination, this.now()).kind !== 'send') return undefined;
     return this.queue.join({ record, facts, body, path }, destination.batching);

@@ -85,7 +85,9 @@ export class DeliveryEffects {
     // The batcher's promise is handled already: the send below may throw before anyone waits.
     const ledger = this.effects(record, facts, decision, records, answers, now, span);
     if (records.length > 0) await this.producer.send(records);
-    return { result: this.count(facts, decision, record, path, now), ledger };
+    const result = this.count(facts, decision, record, path, now);
+    this.metrics.delivery(result, facts.destinationId);
+    return { result, ledger };
   }
 
   /**
@@ -118,10 +120,15 @@ export class DeliveryEffects {
     if (records.length > 0) await this.producer.send(records);
     // One warning per batch and reason, not one per call.
     for (const line of batchWarnings(calls, batchId)) this.logger.warn(line);
-    return calls.map((call, i) => ({
-      result: this.count(call.facts, call.decision, call.record, call.path, now, false),
-      ledger: published[i] ? ledger : undefined,
-    }));
+    const results = calls.map((call) =>
+      this.count(call.facts, call.decision, call.record, call.path, now, false),
+    );
+    // The calls share their destination: its tally is added to once per result.
+    const tally = new Map<DispatchResult, number>();
+    for (const result of results) tally.set(result, (tally.get(result) ?? 0) + 1);
+    const destinationId = calls[0]?.facts.destinationId;
+    for (const [result, n] of tally) this.metrics.delivery(result, destinationId, n);
+    return results.map((result, i) => ({ result, ledger: published[i] ? ledger : undefined }));
   }
 
   /** Hands batch outcomes to the batcher; one wait for all of them. */
@@ -189,7 +196,10 @@ export class DeliveryEffects {
     if (decision.kind === 'dead') records.push(deadRecord(record, decision.dead));
   }
 
-  /** Counts and logs what became of a delivery (a batch's calls are logged together). */
+  /**
+   * Counts and logs what became of a delivery (a batch's calls are logged together), but for
+   * its destination's tally, which the caller adds to.
+   */
   private count(
     facts: DeliveryFacts,
     decision: Decision,
@@ -202,12 +212,10 @@ export class DeliveryEffects {
       case 'delivered': {
         const since = path === 'main' ? record.timestamp : (facts.firstAttemptAt ?? now);
         this.metrics.delivered((now - since) / 1000);
-        this.metrics.delivery('delivered', facts.destinationId);
         return 'delivered';
       }
       case 'retry':
         this.metrics.retries.inc({ tier: delayLabel(decision.retry.delaySeconds) });
-        this.metrics.delivery('retried', facts.destinationId);
         return 'retried';
       case 'dead':
         if (log) {
@@ -217,12 +225,10 @@ export class DeliveryEffects {
           );
         }
         this.metrics.deadLetters.inc({ reason: decision.dead.reason });
-        this.metrics.delivery('dead', facts.destinationId);
         return 'dead';
       case 'discarded':
         if (log) this.logger.warn(`${describeDelivery(facts)}: discarded, ${decision.reason}`);
         this.metrics.discarded.inc({ reason: decision.reason });
-        this.metrics.delivery('discarded', facts.destinationId);
         return 'discarded';
     }
   }

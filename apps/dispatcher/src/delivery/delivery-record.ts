@@ -1,5 +1,5 @@
 import { HEADER, retryTopic, TOPIC } from '@app/contracts';
-import { copyHeaders, headerText, IncomingRecord, OutgoingRecord } from '@app/kafka';
+import { copyHeaders, HeaderNames, headerTexts, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 import type { Decision } from './delivery-decision';
 import type { AttemptResult } from './webhook-client';
@@ -35,31 +35,56 @@ export type DecodedDelivery =
   | { readonly kind: 'delivery'; readonly facts: DeliveryFacts; readonly body: Buffer }
   | { readonly kind: 'invalid'; readonly reason: 'missing_destination_id' | 'missing_value' };
 
-/** Reads a delivery record's facts; `destinationId` when its header was read already. */
-export function decodeDelivery(
-  record: IncomingRecord,
-  destinationId = headerText(record, HEADER.destinationId),
-): DecodedDelivery {
+/** The headers a delivery's facts are read from, in one pass (`DELIVERY_HEADERS` order). */
+const DELIVERY_HEADERS = new HeaderNames([
+  HEADER.destinationId,
+  HEADER.attempt,
+  HEADER.firstAttemptAt,
+  HEADER.webhookIds,
+  HEADER.messageId,
+  HEADER.deliveryId,
+  HEADER.sourceId,
+  HEADER.callType,
+  HEADER.event,
+  HEADER.userId,
+  HEADER.anonymousId,
+  HEADER.replayOf,
+]);
+
+/** Reads a delivery record's facts from its headers, in one pass over them. */
+export function decodeDelivery(record: IncomingRecord): DecodedDelivery {
+  const [
+    destinationId,
+    attemptText,
+    firstAttemptText,
+    webhookIds,
+    messageId,
+    deliveryId,
+    sourceId,
+    type,
+    event,
+    userId,
+    anonymousId,
+    replayOf,
+  ] = headerTexts(record, DELIVERY_HEADERS);
   if (!destinationId) return { kind: 'invalid', reason: 'missing_destination_id' };
   if (!record.value || record.value.length === 0)
     return { kind: 'invalid', reason: 'missing_value' };
-  const attempt = Number(headerText(record, HEADER.attempt) ?? '1');
-  const firstAttemptAt = Number(headerText(record, HEADER.firstAttemptAt));
-  const webhookIds = headerText(record, HEADER.webhookIds);
-  const messageId = headerText(record, HEADER.messageId);
+  const attempt = Number(attemptText ?? '1');
+  const firstAttemptAt = Number(firstAttemptText);
   return {
     kind: 'delivery',
     body: record.value,
     facts: {
-      deliveryId: headerText(record, HEADER.deliveryId),
+      deliveryId,
       destinationId,
-      sourceId: headerText(record, HEADER.sourceId),
-      type: headerText(record, HEADER.callType),
+      sourceId,
+      type,
       messageId,
-      event: headerText(record, HEADER.event),
-      userId: headerText(record, HEADER.userId),
-      anonymousId: headerText(record, HEADER.anonymousId),
-      replayOf: headerText(record, HEADER.replayOf),
+      event,
+      userId,
+      anonymousId,
+      replayOf,
       attempt: Number.isInteger(attempt) && attempt >= 1 ? attempt : 1,
       firstAttemptAt:
         Number.isFinite(firstAttemptAt) && firstAttemptAt > 0 ? firstAttemptAt : undefined,

@@ -1128,6 +1128,10 @@ describe(DispatchService.name, () => {
       ]);
       await expect(counted(metrics.batches, { result: 'delivered' })).resolves.toBe(1);
       await expect(counted(metrics.batchedCalls, {})).resolves.toBe(3);
+      // Counted once a batch, as every call.
+      await expect(counted(metrics.deliveries, { result: 'delivered' })).resolves.toBe(3);
+      const byDestination = { destination_id: DESTINATION_ID, result: 'delivered' };
+      await expect(counted(metrics.destinationDeliveries, byDestination)).resolves.toBe(3);
     });
 
     it('sends a batch not yet full once its first call waited maxWaitMs', async () => {
@@ -1194,6 +1198,8 @@ describe(DispatchService.name, () => {
         ),
       ]);
       await expect(counted(metrics.deadLetters, { reason: 'http_4xx' })).resolves.toBe(3);
+      const byDestination = { destination_id: DESTINATION_ID, result: 'dead' };
+      await expect(counted(metrics.destinationDeliveries, byDestination)).resolves.toBe(3);
     });
 
     it('discards every call when the destination was disabled before the batch went', async () => {

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 
-import { HEADER } from '@app/contracts';
-import { BatchProducer, DurableLater, headerText, IncomingRecord, LaneHold } from '@app/kafka';
+import { BatchProducer, DurableLater, IncomingRecord, LaneHold } from '@app/kafka';
 import { DestinationSettings, SettingsCache, WebhookSettings } from '@app/settings';
 import { SecretBox } from '@app/signing';
 import { Span, tracerOf } from '@app/tracing';
@@ -149,18 +148,21 @@ export class DispatchService implements OnModuleDestroy {
     if (this.tracer !== undefined) {
       return this.traced(record, path).then((handled) => this.answer(handled));
     }
-    // The destination is read once here, for the batch and the single-call path alike. Most
-    // calls of a batching destination join their batch at once, without a turn of their own in
-    // the partition's pipeline; a traced one has its attempt's span.
-    const destinationId = headerText(record, HEADER.destinationId);
-    const destination = destinationId ? this.settings.destination(destinationId) : undefined;
-    const joined = destination?.batching
-      ? this.batches.join(record, path, destinationId!, destination)
-      : undefined;
+    // The record is decoded and its destination read once here, for the batch and the
+    // single-call path alike. Most calls of a batching destination join their batch at once,
+    // without a turn of their own in the partition's pipeline; a traced one has its attempt's
+    // span.
+    const decoded = decodeDelivery(record);
+    const destination =
+      decoded.kind === 'delivery'
+        ? this.settings.destination(decoded.facts.destinationId)
+        : undefined;
+    const joined =
+      destination?.batching && decoded.kind === 'delivery'
+        ? this.batches.join(record, decoded, path, destination)
+        : undefined;
     if (joined !== undefined) return this.pending.answer(joined);
-    return this.run(record, path, destinationId, destination).then((handled) =>
-      this.answer(handled),
-    );
+    return this.run(record, path, decoded, destination).then((handled) => this.answer(handled));
   }
 
   /** The transport's answer for a handled delivery: its hold, or its wait (bounded). */
@@ -179,17 +181,18 @@ export class DispatchService implements OnModuleDestroy {
   }
 
   /**
-   * `headerId` (the destination id header) and `destination` when the handler read them; `span`
-   * the attempt's when traces are on (passed on to its POSTs and the records it produces).
+   * `decoded` (the record's facts) and `destination` when the handler read them; `span` the
+   * attempt's when traces are on (passed on to its POSTs and the records it produces).
    */
   private async run(
     record: IncomingRecord,
     path: DeliveryPath,
-    headerId = headerText(record, HEADER.destinationId),
-    destination = headerId ? this.settings.destination(headerId) : undefined,
+    decoded = decodeDelivery(record),
+    destination = decoded.kind === 'delivery'
+      ? this.settings.destination(decoded.facts.destinationId)
+      : undefined,
     span?: Span,
   ): Promise<Handled> {
-    const decoded = decodeDelivery(record, headerId);
     if (decoded.kind === 'invalid') return this.dropInvalid(record, decoded.reason);
     const { facts, body } = decoded;
     const admission = admit(facts, destination, this.now());

@@ -168,13 +168,14 @@ export class DispatcherMetrics {
     this.latency.observe(seconds);
   }
 
-  /** A delivery was handled, with this result (and its destination, when it names one). */
-  delivery(result: DeliveryResult, destinationId?: string): void {
-    this.pendingDeliveries.add(result, () => ({ result }));
+  /** `n` deliveries were handled, with this result (and their destination, when they name one). */
+  delivery(result: DeliveryResult, destinationId?: string, n = 1): void {
+    this.pendingDeliveries.add(result, () => ({ result }), n);
     if (destinationId === undefined) return;
-    this.pendingByDestination[result].add(destinationId, () => ({
-      destination_id: destinationId,
-      result,
-    }));
+    this.pendingByDestination[result].add(
+      destinationId,
+      () => ({ destination_id: destinationId, result }),
+      n,
+    );
   }
 }

@@ -2,7 +2,7 @@ import type { KafkaMessage } from 'kafkajs';
 
 import { BatchContext, FetchedMessage } from '../internals/fetched-message';
 import { dueAtOf } from '../semantics/due-time';
-import { headerText } from '../semantics/records';
+import { HeaderNames, headerText, headerTexts } from '../semantics/records';
 import { incomingRecord } from './incoming-record';
 
 /** A zigzag varint, as Kafka's record format writes lengths and counts. */
@@ -77,6 +77,43 @@ describe(incomingRecord.name, () => {
       expect(record.headers[name]?.toString('utf8')).toBe(expected[name] ?? undefined);
     }
     expect(Object.keys(record.headers)).toEqual(Object.keys(expected));
+    // Read together in one pass, in the names' order, as each is read alone.
+    const names = [...Object.keys(expected), 'absent', 'null'].reverse();
+    expect(headerTexts(record, new HeaderNames(names))).toEqual(
+      names.map((name) => expected[name] ?? undefined),
+    );
+  });
+
+  it.each<[string, [string, string | null][], string[], (string | undefined)[]]>([
+    [
+      'names of one length',
+      [
+        ['sluice-a', '1'],
+        ['sluice-b', '2'],
+        ['other-cc', '3'],
+      ],
+      ['sluice-b', 'other-cc', 'sluice-a', 'sluice-c'],
+      ['2', '3', '1', undefined],
+    ],
+    [
+      'a repeated name whose last value is null',
+      [
+        ['h', 'first'],
+        ['h', null],
+      ],
+      ['h'],
+      [undefined],
+    ],
+    [
+      'a name that is a prefix of a header',
+      [['sluice-event-name', 'e']],
+      ['sluice-event'],
+      [undefined],
+    ],
+  ])('reads several headers of a fetched record at once: %s', (_, pairs, names, expected) => {
+    const record = incomingRecord('t', 3, fetched(pairs) as unknown as KafkaMessage);
+    expect(headerTexts(record, new HeaderNames(names))).toEqual(expected);
+    expect(names.map((name) => headerText(record, name))).toEqual(expected);
   });
 
   it("keeps a fetched record's other fields", () => {
@@ -110,6 +147,7 @@ describe(incomingRecord.name, () => {
     };
     const record = incomingRecord('t', 0, message as unknown as KafkaMessage);
     expect(headerText(record, 'h')).toBe('b');
+    expect(headerTexts(record, new HeaderNames(['absent', 'h']))).toEqual([undefined, 'b']);
     expect(record.text).toBeUndefined();
   });
 });

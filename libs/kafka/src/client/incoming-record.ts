@@ -1,7 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 
 import { FetchedMessage } from '../internals/fetched-message';
-import { IncomingRecord, normalizeHeaders } from '../semantics/records';
+import { HeaderNames, IncomingRecord, normalizeHeaders } from '../semantics/records';
 
 /** A message kafkajs fetched, as the record handlers and readers see it. */
 export function incomingRecord(
@@ -53,5 +53,9 @@ class FetchedRecord implements IncomingRecord {
 
   text(name: string): string | undefined {
     return this.#message.headerText(name);
+  }
+
+  texts(names: HeaderNames): (string | undefined)[] {
+    return this.#message.headerTexts(names);
   }
 }

@@ -209,8 +209,18 @@ describe(installFetchResponseReplacement.name, () => {
     const body = response([{ name: 't', partitions: [{ records }] }]);
     const fetched = messagesOf((await v11.decode(body)) as Decoded) as unknown as FetchedMessage[];
     let found = 0;
+    // Matched by name as semantics/records.ts's HeaderNames matches them.
+    const wanted = [...NAMES, 'null', 'absent'];
+    const names = {
+      names: wanted,
+      indexOf: (bytes: Uint8Array, at: number, length: number) =>
+        wanted.indexOf(length < 0 ? 'null' : Buffer.from(bytes).toString('utf8', at, at + length)),
+    };
     for (const message of fetched) {
       expect(message).toBeInstanceOf(FetchedMessage);
+      expect(message.headerTexts(names)).toEqual(
+        names.names.map((name) => message.headerText(name)),
+      );
       for (const name of [...NAMES, 'null', 'absent']) {
         const value = message.headers[name];
         const last = Array.isArray(value) ? value[value.length - 1] : value;

@@ -22,6 +22,13 @@ export interface BatchContext {
 
 type HeaderValue = Buffer | null;
 
+/** Header names read together (semantics/records.ts's `HeaderNames`): what matching them takes. */
+export interface WantedHeaders {
+  readonly names: readonly string[];
+  /** The index of the name whose bytes are `bytes[at, at + length)` (-1 for a null name); -1 for none. */
+  indexOf(bytes: Uint8Array, at: number, length: number): number;
+}
+
 /** A record as kafkajs's decoder makes it. */
 export interface FetchedRecord {
   readonly magicByte: number;
@@ -93,6 +100,28 @@ export class FetchedMessage implements FetchedRecord {
       return valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, valueAt + valueLength);
     }
     return undefined;
+  }
+
+  /**
+   * The last value of each of `names`' headers as UTF-8 text (undefined when absent or null),
+   * in one pass over the fetched bytes: what {@link headerText} reads of each name.
+   */
+  headerTexts(names: WantedHeaders): (string | undefined)[] {
+    const texts = new Array<string | undefined>(names.names.length).fill(undefined);
+    const reader = new Reader(this.#bytes, this.#headersAt);
+    const bytes = this.#bytes;
+    for (let h = 0; h < this.#headerCount; h += 1) {
+      const nameLength = reader.varint();
+      const index = names.indexOf(bytes, reader.pos, nameLength);
+      reader.pos += Math.max(nameLength, 0);
+      const valueLength = reader.varint();
+      const valueAt = reader.pos;
+      reader.pos += Math.max(valueLength, 0);
+      if (index < 0) continue;
+      texts[index] =
+        valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, valueAt + valueLength);
+    }
+    return texts;
   }
 
   /** The headers' positions, found once: consumers read several headers of a record. */

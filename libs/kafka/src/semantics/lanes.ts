@@ -24,6 +24,11 @@ export class Lanes<T> {
     return this.waitingCount;
   }
 
+  /** Whether no record of any lane is running. */
+  get empty(): boolean {
+    return this.lines.size === 0;
+  }
+
   /** Whether a record of `lane` is running: a later one of it must wait in its line. */
   has(lane: number): boolean {
     return this.lines.has(lane);

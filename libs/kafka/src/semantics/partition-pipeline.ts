@@ -24,9 +24,15 @@ interface Task {
   /** When it may run (epoch ms), if admitted before it was due. */
   readonly dueAt?: number;
   done: boolean;
-  /** The hash of its key ({@link laneOf}); undefined without a key. */
-  readonly lane: number | undefined;
+  /**
+   * The hash of its key ({@link laneOf}); undefined without a key; {@link UNHASHED} until a
+   * line of its key matters (see `admit` and `openLane`).
+   */
+  lane: number | undefined;
 }
+
+/** A task's lane before its key was hashed (a hash is never negative). */
+const UNHASHED = -1;
 
 /**
  * One partition's records, handled with bounded concurrency across fetches: a record is
@@ -116,8 +122,10 @@ export class PartitionPipeline {
       }
       const dueAt = runAt > now ? runAt : undefined;
       if (dueAt !== undefined) this.notBefore = dueAt;
-      const lane = laneOf(record.key);
-      if (lane !== undefined && this.lanes.has(lane)) {
+      // With no line open, no record of its key runs: its key is hashed only if it runs with a
+      // promise (a record answered DurableLater at once, a batched call, never opens a line).
+      const lane = this.lanes.empty ? UNHASHED : laneOf(record.key);
+      if (lane !== undefined && lane !== UNHASHED && this.lanes.has(lane)) {
         // Its key has a record running: it waits in that line, which needs no slot of its
         // own (a record hanging for seconds must not fill the partition with its key's next).
         if (this.lanes.queued >= this.options.maxInFlight) {
@@ -198,14 +206,20 @@ export class PartitionPipeline {
   private start(task: Task): void {
     this.admitted(task);
     if (task.dueAt !== undefined) {
-      if (task.lane !== undefined) this.lanes.open(task.lane);
+      this.openLane(task);
       void this.run(task);
       return;
     }
     const answered = this.handleNow(task);
     if (answered instanceof DurableLater) return this.answeredAtOnce(task, answered.durable);
-    if (task.lane !== undefined) this.lanes.open(task.lane);
+    this.openLane(task);
     void this.run(task, answered);
+  }
+
+  /** A record runs in its slot: its key's later records line up behind it. */
+  private openLane(task: Task): void {
+    if (task.lane === UNHASHED) task.lane = laneOf(task.record.key);
+    if (task.lane !== undefined) this.lanes.open(task.lane);
   }
 
   /** Calls the handler of a record due now; a throw is its answer's rejection. */

@@ -24,11 +24,59 @@ export interface IncomingRecord {
    * fetched one reads it from the fetched bytes); {@link headerText} uses it.
    */
   readonly text?: (name: string) => string | undefined;
+  /** Several headers' values at once, in one pass over the fetched bytes ({@link headerTexts}). */
+  readonly texts?: (names: HeaderNames) => (string | undefined)[];
+}
+
+/**
+ * Header names a consumer reads together from every record ({@link headerTexts}), their UTF-8
+ * bytes prepared once: a record's headers are then read in one pass, each name matched by its
+ * length and bytes, instead of one search per name.
+ */
+export class HeaderNames {
+  readonly bytes: readonly Buffer[];
+  /** By name length in bytes, the indexes of the names of that length (a sparse array). */
+  readonly #byLength: (number[] | undefined)[] = [];
+  readonly #nullName: number;
+
+  constructor(readonly names: readonly string[]) {
+    this.bytes = names.map((name) => Buffer.from(name, 'utf8'));
+    this.bytes.forEach((bytes, index) => (this.#byLength[bytes.length] ??= []).push(index));
+    this.#nullName = names.indexOf('null');
+  }
+
+  /**
+   * The index of the name whose bytes are `bytes[at, at + length)`; -1 for none. A null name
+   * (length -1) reads as "null", as kafkajs's header map has it.
+   */
+  indexOf(bytes: Uint8Array, at: number, length: number): number {
+    if (length < 0) return this.#nullName;
+    const candidates = this.#byLength[length];
+    if (candidates === undefined) return -1;
+    for (const index of candidates) {
+      const wanted = this.bytes[index];
+      // From the end: header names often share a prefix (`sluice-`), rarely an ending.
+      let i = length - 1;
+      while (i >= 0 && bytes[at + i] === wanted[i]) i -= 1;
+      if (i < 0) return index;
+    }
+    return -1;
+  }
 }
 
 /** A header's value as UTF-8 text, or undefined when absent. */
 export function headerText(record: IncomingRecord, name: string): string | undefined {
   return record.text !== undefined ? record.text(name) : record.headers[name]?.toString('utf8');
+}
+
+/**
+ * The values of `names`' headers as UTF-8 text, in their order (undefined when absent or null; a
+ * repeated name's last value), as {@link headerText} reads each: in one pass over a fetched
+ * record's headers.
+ */
+export function headerTexts(record: IncomingRecord, names: HeaderNames): (string | undefined)[] {
+  if (record.texts !== undefined) return record.texts(names);
+  return names.names.map((name) => headerText(record, name));
 }
 
 /** A consumed record's headers, to produce again (as they are, to be added to or changed). */
