@@ -10,7 +10,7 @@ import {
   admit,
   deadBeforeAttempt,
   Decision,
-  decideAttempt,
+  decideBatch,
   leaveMainTopic,
   RetryPolicy,
   waitForBreaker,
@@ -200,9 +200,13 @@ export class BatchDelivery {
     );
     const now = this.now();
     const results = answers.map((answer) => answer.result);
-    const decisions = calls.map((call) =>
-      decideAttempt({ facts: call.facts, webhooks, results, startedAt, now, policy: this.options }),
-    );
+    const decisions = decideBatch(calls, {
+      webhooks,
+      results,
+      startedAt,
+      now,
+      policy: this.options,
+    });
     return { decisions, answers, batchId };
   }
 

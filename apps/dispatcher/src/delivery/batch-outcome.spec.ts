@@ -77,6 +77,15 @@ describe(batchOutcomeJson.name, () => {
       ],
     ],
     [
+      'calls sharing a decision object but not their source or first attempt',
+      [
+        { facts: facts(1, { attempt: 2, firstAttemptAt: NOW - 60_000 }), decision: DELIVERED },
+        { facts: facts(2, { attempt: 2, firstAttemptAt: NOW - 30_000 }), decision: DELIVERED },
+        { facts: facts(3, { attempt: 2, firstAttemptAt: NOW - 30_000 }), decision: DELIVERED },
+        { facts: facts(4, { sourceId: 'other-source' }), decision: DELIVERED },
+      ],
+    ],
+    [
       'a replay, a call without a type and odd text',
       [
         { facts: facts(1, { deliveryId: 'd-1', replayOf: 'd-0' }), decision: DELIVERED },

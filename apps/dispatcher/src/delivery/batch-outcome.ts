@@ -35,7 +35,7 @@ export function batchOutcomeJson(
   maxBytes = MAX_BATCH_OUTCOME_BYTES,
 ): BatchOutcomeJson[] {
   if (calls.length === 0) return [];
-  const states = calls.map(({ facts, decision }) => sharable(facts, decision, answers, now));
+  const states = sharedStates(calls, answers, now);
   const shared = states.every((state) => state === states[0]) ? states[0] : undefined;
   const head =
     `{"destinationId":${str(calls[0].facts.destinationId)},"at":${now}` +
@@ -57,6 +57,33 @@ export function batchOutcomeJson(
   }
   entries.push({ json: `${head}${members}]}`, count });
   return entries;
+}
+
+/**
+ * Each call's {@link sharable} members, made once for a run of calls with the same decision
+ * object, source and first attempt time (`stateJson` reads nothing else of a call's facts; a
+ * batch's calls mostly share one decision, see `decideBatch`). Shared as one string, they
+ * compare at once.
+ */
+function sharedStates(
+  calls: readonly OutcomeCall[],
+  answers: readonly TimedResult[] | undefined,
+  now: number,
+): string[] {
+  const states: string[] = [];
+  let previous: OutcomeCall | undefined;
+  for (const call of calls) {
+    const same =
+      previous !== undefined &&
+      call.decision === previous.decision &&
+      call.facts.sourceId === previous.facts.sourceId &&
+      call.facts.firstAttemptAt === previous.facts.firstAttemptAt;
+    states.push(
+      same ? states[states.length - 1] : sharable(call.facts, call.decision, answers, now),
+    );
+    previous = call;
+  }
+  return states;
 }
 
 /** The members a batch's calls mostly share: the source and the state. */

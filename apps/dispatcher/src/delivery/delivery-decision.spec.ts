@@ -3,6 +3,7 @@ import type { DestinationSettings, WebhookSettings } from '@app/settings';
 import {
   admit,
   decideAttempt,
+  decideBatch,
   Decision,
   leaveMainTopic,
   waitForBreaker,
@@ -132,6 +133,34 @@ describe(decideAttempt.name, () => {
     });
     expect(decision).toEqual(expected);
   });
+});
+
+describe(decideBatch.name, () => {
+  it.each<[string, AttemptResult]>([
+    ['delivered', OK],
+    ['retried', E500],
+    ['dead', E404],
+  ])(
+    'decides each call as decideAttempt does, sharing one decision where attempts agree: %s',
+    (_name, result) => {
+      const calls = [
+        facts(),
+        facts({ messageId: 'm-2' }),
+        facts({ attempt: 3, firstAttemptAt: NOW - 60_000 }),
+        facts({ attempt: 3, firstAttemptAt: NOW - 60_000, messageId: 'm-4' }),
+        facts({ attempt: 3, firstAttemptAt: NOW - 30_000 }),
+        facts(),
+      ].map((f) => ({ facts: f }));
+      const input = { webhooks: hooks(1), results: [result], startedAt: NOW, now: NOW };
+      const decisions = decideBatch(calls, { ...input, policy: POLICY });
+      expect(decisions).toEqual(
+        calls.map(({ facts: f }) => decideAttempt({ ...input, facts: f, policy: POLICY })),
+      );
+      expect(decisions[1]).toBe(decisions[0]);
+      expect(decisions[3]).toBe(decisions[2]);
+      expect(new Set(decisions).size).toBe(4);
+    },
+  );
 });
 
 describe(admit.name, () => {

@@ -187,6 +187,28 @@ export function decideAttempt(input: AttemptInput): Decision {
   };
 }
 
+/**
+ * {@link decideAttempt} for each of a batch's calls, which share its webhooks and answers. Calls
+ * with the same attempt and first attempt time share one decision object (`decideAttempt` reads
+ * nothing else of a call's facts), so a batch's ledger state is made once (batch-outcome.ts).
+ */
+export function decideBatch(
+  calls: readonly { readonly facts: DeliveryFacts }[],
+  input: Omit<AttemptInput, 'facts'>,
+): Decision[] {
+  const decisions: Decision[] = [];
+  let previous: DeliveryFacts | undefined;
+  for (const { facts } of calls) {
+    const same =
+      previous !== undefined &&
+      facts.attempt === previous.attempt &&
+      facts.firstAttemptAt === previous.firstAttemptAt;
+    decisions.push(same ? decisions[decisions.length - 1] : decideAttempt({ ...input, facts }));
+    previous = facts;
+  }
+  return decisions;
+}
+
 function decided(decision: Decision): Admission {
   return { kind: 'decided', decision };
 }

@@ -244,7 +244,8 @@ export function attemptJson(
 
 /**
  * An outcome's members that tell what became of the delivery (`result` to `nextAttemptAt`),
- * each after a comma: the part a batch's calls mostly share (see `batch-outcome.ts`).
+ * each after a comma: the part a batch's calls mostly share (see `batch-outcome.ts`). Of the
+ * facts it reads only `firstAttemptAt`, which `batch-outcome.ts` relies on.
  */
 export function stateJson(
   facts: DeliveryFacts,
