@@ -145,7 +145,8 @@ export interface AttemptInput {
 /**
  * Any 2xx delivers. Otherwise the webhooks that failed in a retryable way go together to the
  * next tier (a `Retry-After` may pick a longer one); none such, or a next attempt after the
- * window, and the delivery is dead.
+ * window, and the delivery is dead. Of the facts it reads only `attempt` and `firstAttemptAt`,
+ * which {@link decideBatch} relies on.
  */
 export function decideAttempt(input: AttemptInput): Decision {
   const { facts, webhooks, results, now } = input;

@@ -25,7 +25,10 @@ type HeaderValue = Buffer | null;
 /** Header names read together (semantics/records.ts's `HeaderNames`): what matching them takes. */
 export interface WantedHeaders {
   readonly names: readonly string[];
-  /** The index of the name whose bytes are `bytes[at, at + length)` (-1 for a null name); -1 for none. */
+  /**
+   * The index of the name whose bytes are `bytes[at, at + length)`, -1 for none; a null name
+   * (length -1) matches "null", as kafkajs's header map has it.
+   */
   indexOf(bytes: Uint8Array, at: number, length: number): number;
 }
 

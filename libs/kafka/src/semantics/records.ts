@@ -29,9 +29,9 @@ export interface IncomingRecord {
 }
 
 /**
- * Header names a consumer reads together from every record ({@link headerTexts}), their UTF-8
- * bytes prepared once: a record's headers are then read in one pass, each name matched by its
- * length and bytes, instead of one search per name.
+ * Distinct header names a consumer reads together from every record ({@link headerTexts}), their
+ * UTF-8 bytes prepared once: a record's headers are then read in one pass, each name matched by
+ * its length and bytes, instead of one search per name.
  */
 export class HeaderNames {
   readonly bytes: readonly Buffer[];
