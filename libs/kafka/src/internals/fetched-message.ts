@@ -110,7 +110,9 @@ export class FetchedMessage implements FetchedRecord {
    * in one pass over the fetched bytes: what {@link headerText} reads of each name.
    */
   headerTexts(names: WantedHeaders): (string | undefined)[] {
-    const texts = new Array<string | undefined>(names.names.length).fill(undefined);
+    // Pushed, not `new Array(n).fill()`, which costs more (bench/DISPATCHER.md, fourth pass).
+    const texts: (string | undefined)[] = [];
+    for (let i = 0; i < names.names.length; i += 1) texts.push(undefined);
     const reader = new Reader(this.#bytes, this.#headersAt);
     const bytes = this.#bytes;
     for (let h = 0; h < this.#headerCount; h += 1) {
