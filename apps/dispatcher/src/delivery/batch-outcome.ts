@@ -1,5 +1,6 @@
 import type { Decision } from './delivery-decision';
 import { attemptJson, DeliveryFacts, stateJson, str, TimedResult } from './delivery-record';
+import { madePerRun } from './per-run';
 
 /**
  * Most bytes of the calls' members in one batch outcome: a batch of many calls with long ids
@@ -70,20 +71,14 @@ function sharedStates(
   answers: readonly TimedResult[] | undefined,
   now: number,
 ): string[] {
-  const states: string[] = [];
-  let previous: OutcomeCall | undefined;
-  for (const call of calls) {
-    const same =
-      previous !== undefined &&
+  return madePerRun(
+    calls,
+    (call, previous) =>
       call.decision === previous.decision &&
       call.facts.sourceId === previous.facts.sourceId &&
-      call.facts.firstAttemptAt === previous.facts.firstAttemptAt;
-    states.push(
-      same ? states[states.length - 1] : sharable(call.facts, call.decision, answers, now),
-    );
-    previous = call;
-  }
-  return states;
+      call.facts.firstAttemptAt === previous.facts.firstAttemptAt,
+    (call) => sharable(call.facts, call.decision, answers, now),
+  );
 }
 
 /** The members a batch's calls mostly share: the source and the state. */

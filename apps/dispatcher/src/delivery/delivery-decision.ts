@@ -1,6 +1,7 @@
 import type { DestinationSettings, WebhookSettings } from '@app/settings';
 
 import type { DeadLetter, DeliveryFacts, RetrySchedule } from './delivery-record';
+import { madePerRun } from './per-run';
 import { planRetry } from './retry-plan';
 import type { AttemptResult } from './webhook-client';
 
@@ -197,17 +198,12 @@ export function decideBatch(
   calls: readonly { readonly facts: DeliveryFacts }[],
   input: Omit<AttemptInput, 'facts'>,
 ): Decision[] {
-  const decisions: Decision[] = [];
-  let previous: DeliveryFacts | undefined;
-  for (const { facts } of calls) {
-    const same =
-      previous !== undefined &&
-      facts.attempt === previous.attempt &&
-      facts.firstAttemptAt === previous.firstAttemptAt;
-    decisions.push(same ? decisions[decisions.length - 1] : decideAttempt({ ...input, facts }));
-    previous = facts;
-  }
-  return decisions;
+  return madePerRun(
+    calls,
+    ({ facts }, { facts: previous }) =>
+      facts.attempt === previous.attempt && facts.firstAttemptAt === previous.firstAttemptAt,
+    ({ facts }) => decideAttempt({ ...input, facts }),
+  );
 }
 
 function decided(decision: Decision): Admission {
