@@ -106,7 +106,14 @@ export class BatchDelivery {
   ): Promise<BatchedOutcome<DispatchResult>[]> {
     try {
       const { decisions, answers, batchId } = await this.attempt(calls, started);
-      const decided = calls.map((call, i) => ({ ...call, decision: decisions[i] }));
+      // Named fields, not a spread of the call: a fixed shape, made once a call.
+      const decided = calls.map(({ record, facts, path, span }, i) => ({
+        record,
+        facts,
+        path,
+        span,
+        decision: decisions[i],
+      }));
       const outcomes = await this.effects.applyAll(decided, answers, batchId);
       if (answers !== undefined) {
         this.metrics.batches.inc({ result: outcomes[0].result });

@@ -110,6 +110,39 @@ describe(incomingRecord.name, () => {
       ['sluice-event'],
       [undefined],
     ],
+    [
+      'ASCII, empty and other values side by side',
+      [
+        ['a', 'plain'],
+        ['b', 'Zoë'],
+        ['c', ''],
+        ['d', '東京 ✓'],
+        ['e', 'tail'],
+      ],
+      ['e', 'd', 'c', 'b', 'a'],
+      ['tail', '東京 ✓', '', 'Zoë', 'plain'],
+    ],
+    [
+      'values far apart, and lengths of two bytes between them',
+      [
+        ['a', 'first'],
+        ['long', 'é'.repeat(100)],
+        ['big', 'x'.repeat(5_000)],
+        ['b', 'last'],
+      ],
+      ['b', 'a', 'long'],
+      ['last', 'first', 'é'.repeat(100)],
+    ],
+    [
+      'a far value read too',
+      [
+        ['a', 'first'],
+        ['big', 'x'.repeat(5_000)],
+        ['b', 'last'],
+      ],
+      ['b', 'big', 'a'],
+      ['last', 'x'.repeat(5_000), 'first'],
+    ],
   ])('reads several headers of a fetched record at once: %s', (_, pairs, names, expected) => {
     const record = incomingRecord('t', 3, fetched(pairs) as unknown as KafkaMessage);
     expect(headerTexts(record, new HeaderNames(names))).toEqual(expected);

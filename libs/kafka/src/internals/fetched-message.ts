@@ -113,6 +113,10 @@ export class FetchedMessage implements FetchedRecord {
     // Pushed, not `new Array(n).fill()`, which costs more (bench/DISPATCHER.md, fourth pass).
     const texts: (string | undefined)[] = [];
     for (let i = 0; i < names.names.length; i += 1) texts.push(undefined);
+    const found = FOUND;
+    found.length = 0;
+    let from = Infinity;
+    let to = 0;
     const reader = new Reader(this.#bytes, this.#headersAt);
     const bytes = this.#bytes;
     for (let h = 0; h < this.#headerCount; h += 1) {
@@ -123,8 +127,26 @@ export class FetchedMessage implements FetchedRecord {
       const valueAt = reader.pos;
       reader.pos += Math.max(valueLength, 0);
       if (index < 0) continue;
-      texts[index] =
-        valueLength < 0 ? undefined : bytes.toString('utf8', valueAt, valueAt + valueLength);
+      found.push(index, valueAt, valueLength);
+      // Headers come in order: the first value found starts the span, the last ends it.
+      if (valueLength > 0) {
+        if (from === Infinity) from = valueAt;
+        to = valueAt + valueLength;
+      }
+    }
+    // One Latin-1 string over the values, cut into each ASCII one (ASCII reads the same in
+    // both): one decoding a record instead of one a header (bench/DISPATCHER.md, fifth pass).
+    const shared =
+      from < to && to - from <= MAX_SHARED_TEXT ? bytes.toString('latin1', from, to) : undefined;
+    for (let f = 0; f < found.length; f += FOUND_SPAN) {
+      const at = found[f + 1];
+      const length = found[f + 2];
+      texts[found[f]] =
+        length < 0
+          ? undefined
+          : shared !== undefined && isAscii(bytes, at, length)
+            ? shared.substring(at - from, at - from + length)
+            : bytes.toString('utf8', at, at + length);
     }
     return texts;
   }
@@ -134,6 +156,19 @@ export class FetchedMessage implements FetchedRecord {
     this.#spans ??= headerSpans(this.#bytes, this.#headersAt, this.#headerCount);
     return this.#spans;
   }
+}
+
+/** A wanted header found by `headerTexts`: its name's index, value at, value length (-1: null). */
+const FOUND_SPAN = 3;
+/** `headerTexts`' list of found headers, reused: it runs once a record, never reentered. */
+const FOUND: number[] = [];
+/** The most bytes from a record's first wanted value to its last decoded as one string. */
+const MAX_SHARED_TEXT = 4096;
+
+/** Whether `bytes[at, at + length)` is ASCII. */
+function isAscii(bytes: Buffer, at: number, length: number): boolean {
+  for (let i = at + length - 1; i >= at; i -= 1) if (bytes[i] >= 0x80) return false;
+  return true;
 }
 
 /** A header's numbers in its record's positions: name at, name length, value at, value length. */
