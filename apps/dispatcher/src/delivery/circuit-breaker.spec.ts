@@ -8,7 +8,7 @@ import {
   Verdict,
   verdictOf,
 } from './circuit-breaker';
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 const POLICY: BreakerPolicy = {
   failingAfter: 3,

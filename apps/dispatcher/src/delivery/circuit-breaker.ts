@@ -1,6 +1,6 @@
 import type { BreakerStateName } from '@app/contracts';
 
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 /** When a destination's breaker opens, and how it probes (from the app's configuration). */
 export interface BreakerPolicy {

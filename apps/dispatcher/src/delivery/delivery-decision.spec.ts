@@ -9,7 +9,7 @@ import {
   waitForBreaker,
 } from './delivery-decision';
 import type { DeliveryFacts } from './delivery-record';
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 const NOW = 1_700_000_000_000;
 const POLICY = { retryDelaysSeconds: [10, 60, 300], retryWindowMs: 3_600_000 };

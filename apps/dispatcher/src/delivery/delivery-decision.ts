@@ -3,7 +3,7 @@ import type { DestinationSettings, WebhookSettings } from '@app/settings';
 import type { DeadLetter, DeliveryFacts, RetrySchedule } from './delivery-record';
 import { madePerRun } from './per-run';
 import { planRetry } from './retry-plan';
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 /** The retry rules a decision follows, from the app's configuration. */
 export interface RetryPolicy {

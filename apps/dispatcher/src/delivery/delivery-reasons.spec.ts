@@ -2,7 +2,7 @@ import { DELIVERY_REASONS, DeliveryReason } from '@app/contracts';
 
 import type { DiscardReason, LeaveReason } from './delivery-decision';
 import type { SuspendReason } from './ordering-decision';
-import type { PermanentReason, RetryableReason } from './webhook-client';
+import type { PermanentReason, RetryableReason } from './attempt-result';
 
 /** The reasons the dispatcher's types name; each must be in the admin API's list. */
 type Named =

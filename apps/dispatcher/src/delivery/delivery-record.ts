@@ -2,7 +2,7 @@ import { HEADER, retryTopic, TOPIC } from '@app/contracts';
 import { copyHeaders, HeaderNames, headerTexts, IncomingRecord, OutgoingRecord } from '@app/kafka';
 
 import type { Decision } from './delivery-decision';
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 /** A delivery's facts, read from its headers: the body is never parsed. */
 export interface DeliveryFacts {

@@ -13,7 +13,7 @@ import {
   Tracer,
 } from '@app/tracing';
 
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 /** The delay label in a retry tier's topic name (`sluice.deliveries.retry.10s.v1`). */
 const TIER = /\.retry\.([^.]+)\.v1$/;

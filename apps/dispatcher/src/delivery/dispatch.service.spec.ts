@@ -23,7 +23,7 @@ import { BreakerPolicy } from './circuit-breaker';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { DispatchOptions, DispatchService } from './dispatch.service';
 import { DestinationRateLimits } from './rate-limits.service';
-import { AttemptResult } from './webhook-client';
+import { AttemptResult } from './attempt-result';
 
 const SOURCE_ID = '11111111-1111-4111-8111-111111111111';
 const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';

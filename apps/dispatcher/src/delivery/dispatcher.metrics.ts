@@ -3,7 +3,7 @@ import { Counter, Gauge } from 'prom-client';
 
 import { CounterTally, HistogramSeries, LightHistogram, Metrics } from '@app/observability';
 
-import type { AttemptResult } from './webhook-client';
+import type { AttemptResult } from './attempt-result';
 
 /** A webhook request's outcome. */
 type Outcome = AttemptResult['kind'];

@@ -12,7 +12,7 @@ import { BreakerObserver } from './breaker-observer';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { DispatchService } from './dispatch.service';
 import { DestinationRateLimits } from './rate-limits.service';
-import { AttemptResult } from './webhook-client';
+import { AttemptResult } from './attempt-result';
 
 const DESTINATION_ID = '22222222-2222-4222-8222-222222222222';
 const NOW = 1_700_000_000_000;

@@ -9,17 +9,15 @@ import {
   WebhookReceiver,
 } from '../../../../test/helpers/webhook-receiver';
 
-import { SsrfGuard } from './ssrf-guard';
 import {
   AttemptResult,
   classifyError,
   classifyStatus,
-  Deadlines,
   parseRetryAfter,
   responseText,
-  WebhookClient,
-  WebhookClientOptions,
-} from './webhook-client';
+} from './attempt-result';
+import { SsrfGuard } from './ssrf-guard';
+import { Deadlines, WebhookClient, WebhookClientOptions } from './webhook-client';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 
