@@ -162,8 +162,11 @@ export class FetchedMessage implements FetchedRecord {
 const FOUND_SPAN = 3;
 /** `headerTexts`' list of found headers, reused: it runs once a record, never reentered. */
 const FOUND: number[] = [];
-/** The most bytes from a record's first wanted value to its last decoded as one string. */
-const MAX_SHARED_TEXT = 4096;
+/**
+ * The most bytes from a record's first wanted value to its last decoded as one string: a cut
+ * value keeps the whole string alive, so a wider span is decoded value by value.
+ */
+const MAX_SHARED_TEXT = 1024;
 
 /** Whether `bytes[at, at + length)` is ASCII. */
 function isAscii(bytes: Buffer, at: number, length: number): boolean {
