@@ -123,15 +123,25 @@ describe(incomingRecord.name, () => {
       ['tail', '東京 ✓', '', 'Zoë', 'plain'],
     ],
     [
-      'values far apart, and lengths of two bytes between them',
+      'lengths of two bytes between the values',
       [
         ['a', 'first'],
         ['long', 'é'.repeat(100)],
-        ['big', 'x'.repeat(5_000)],
+        ['skipped', 'y'.repeat(300)],
         ['b', 'last'],
       ],
       ['b', 'a', 'long'],
       ['last', 'first', 'é'.repeat(100)],
+    ],
+    [
+      'values farther apart than one decoding spans',
+      [
+        ['a', 'first'],
+        ['big', 'x'.repeat(5_000)],
+        ['b', 'last'],
+      ],
+      ['b', 'a'],
+      ['last', 'first'],
     ],
     [
       'a far value read too',
