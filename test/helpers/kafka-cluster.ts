@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { randomPorts } from './ports';
 import { localBroker } from './spare-broker';
 
 /** How many brokers the cluster has, and how many in-sync replicas a write needs. */
@@ -19,7 +20,7 @@ export const MIN_INSYNC_REPLICAS = 2;
 export class KafkaCluster {
   private readonly dir = mkdtempSync(join(tmpdir(), 'sluice-kafka-cluster-'));
   /** Node n (1-based) listens on `base + 2(n-1)`, its controller on the port after. */
-  private readonly base = 20_000 + 2 * Math.floor(Math.random() * 10_000);
+  private readonly base = randomPorts(2 * CLUSTER_SIZE);
   private readonly clusterId = clusterId();
   readonly nodes = Array.from({ length: CLUSTER_SIZE }, (_, i) => i + 1);
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
+import { randomPorts } from './ports';
 import { localBroker } from './spare-broker';
 
 const run = promisify(execFile);
@@ -31,7 +32,8 @@ export interface BrokerUser {
  */
 export class SecuredBroker {
   readonly dir = mkdtempSync(join(tmpdir(), 'sluice-secured-kafka-'));
-  readonly port = 20_000 + Math.floor(Math.random() * 20_000);
+  /** Its listeners' and controller's ports follow it (see the list above). */
+  readonly port = randomPorts(5);
   readonly mtlsPort = this.port + 3;
   readonly plainOnlyPort = this.port + 4;
   readonly plaintextPort = this.port + 2;

@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+
+import { randomPorts } from './ports';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '..', '..');
@@ -15,7 +17,8 @@ const SERVICES = join(ROOT, 'docker', 'local', 'services.sh');
  */
 export class SpareBroker {
   private readonly dir = mkdtempSync(join(tmpdir(), 'sluice-spare-kafka-'));
-  readonly port = 20_000 + Math.floor(Math.random() * 20_000);
+  /** Its port, and its controller's after it. */
+  readonly port = randomPorts(2);
 
   get brokers(): string {
     return `127.0.0.1:${this.port}`;
@@ -51,19 +54,32 @@ export async function localBroker(
   port: number,
   env: Record<string, string> = {},
 ): Promise<void> {
-  await run('bash', [SERVICES, command], {
-    timeout: 120_000,
-    env: {
-      ...process.env,
-      KAFKA_BROKERS: '',
-      // Set, so the script leaves PostgreSQL alone.
-      DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
-      SLUICE_LOCAL_DIR: dir,
-      SLUICE_LOCAL_KAFKA_PORT: String(port),
-      SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(port + 1),
-      SLUICE_LOCAL_KAFKA_LIBS:
-        process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
-      ...env,
-    },
-  });
+  const settings = {
+    ...process.env,
+    KAFKA_BROKERS: '',
+    // Set, so the script leaves PostgreSQL alone.
+    DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://unused',
+    SLUICE_LOCAL_DIR: dir,
+    SLUICE_LOCAL_KAFKA_PORT: String(port),
+    SLUICE_LOCAL_KAFKA_CONTROLLER_PORT: String(port + 1),
+    SLUICE_LOCAL_KAFKA_LIBS:
+      process.env.SLUICE_LOCAL_KAFKA_LIBS ?? join(ROOT, '.local', 'kafka', 'libs'),
+    ...env,
+  };
+  try {
+    await run('bash', [SERVICES, command], { timeout: 120_000, env: settings });
+  } catch (error) {
+    // The broker's own log says why it stopped; the test's clean-up removes it with `dir`.
+    const log = logTail(join(dir, 'kafka', 'logs', 'kafka.out'));
+    throw new Error(`${String(error)}\n${log}`, { cause: error });
+  }
+}
+
+/** The last lines of a log, or why there are none. */
+function logTail(path: string, lines = 40): string {
+  try {
+    return `last lines of ${path}:\n${readFileSync(path, 'utf8').split('\n').slice(-lines).join('\n')}`;
+  } catch {
+    return `(no ${path})`;
+  }
 }
