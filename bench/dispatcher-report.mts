@@ -83,6 +83,8 @@ export interface Sample {
   readonly processCores?: number;
   readonly sinkCores?: number;
   readonly machineCores?: number;
+  /** CPU the hypervisor kept from this machine (its steal time), in cores. */
+  readonly stealCores?: number;
   readonly cpuUsPerRequest?: number;
   /**
    * The `phases10` side: the process's CPU a delivery in its sampled and its unsampled phases
@@ -189,6 +191,7 @@ function rows(series: readonly Series[]): string[][] {
     fixed(value(s, 'processCores'), 2),
     fixed(value(s, 'sinkCores'), 2),
     fixed(value(s, 'machineCores'), 2),
+    fixed(value(s, 'stealCores'), 2),
     fixed(value(s, 'cpuUsPerRequest'), 1),
   ]);
 }
@@ -262,7 +265,8 @@ export function dispatcherReport(input: ReportInput): string {
     'rate = requests the sink received between the 10% and the 90% marks of the run, divided ' +
       `by that time (start-up excluded; the sink's counts read every ${input.pollMs} ms)`,
     'cores = CPU seconds per second in that window (process = the dispatcher or the bare loop; ' +
-      `machine = everything, the kernel included; ${cpus().length} = all cores busy)`,
+      `machine = everything, the kernel included; ${cpus().length} = all cores busy; stolen = ` +
+      "the hypervisor's steal time: CPU the machine wanted and other machines got)",
     '',
     table([
       [
@@ -273,6 +277,7 @@ export function dispatcherReport(input: ReportInput): string {
         'cores: process',
         'sink',
         'machine',
+        'stolen',
         'CPU µs/request',
       ],
       ...rows([

@@ -36,6 +36,7 @@ import {
   firstJsonLine,
   freePort,
   machineBusySeconds,
+  machineStealSeconds,
   type Managed,
   sleep,
   Supervisor,
@@ -70,6 +71,7 @@ interface Mark {
   readonly process?: number;
   readonly sink?: number;
   readonly machine?: number;
+  readonly steal?: number;
 }
 
 /** Where the outcomes of the last ledger-on run of (a) start, and how many there are. */
@@ -271,7 +273,8 @@ class DispatcherBench {
       progress(
         `  ${side}: ${count(sample.perSecond)}/s over ${sample.seconds.toFixed(2)} s, ` +
           `${fixed(sample.processCores ?? NaN, 2)} cores, ` +
-          `${fixed(sample.cpuUsPerRequest ?? NaN, 1)} µs CPU/request`,
+          `${fixed(sample.cpuUsPerRequest ?? NaN, 1)} µs CPU/request, ` +
+          `${fixed(sample.stealCores ?? NaN, 2)} cores stolen`,
       );
       return sample;
     } finally {
@@ -357,6 +360,7 @@ class DispatcherBench {
       process: cpuSeconds(child.pid),
       sink: cpuSeconds(this.sink?.pid),
       machine: machineBusySeconds(),
+      steal: machineStealSeconds(),
     };
   }
 
@@ -510,6 +514,7 @@ function sample(first: Mark, last: Mark): Sample {
     processCores,
     sinkCores: cores(first.sink, last.sink),
     machineCores: cores(first.machine, last.machine),
+    stealCores: cores(first.steal, last.steal),
     cpuUsPerRequest:
       processCores === undefined ? undefined : ((processCores * seconds) / requests) * 1e6,
   };

@@ -132,6 +132,26 @@ function ticksPerSecond(): number {
  * own work) together; undefined when unknown. Shows what else ran on a shared machine.
  */
 export function machineBusySeconds(): number | undefined {
+  const times = cpuTimes();
+  if (times === undefined) return undefined;
+  const { user, nice, system, irq, softirq, steal } = times;
+  return (user + nice + system + irq + softirq + steal) / ticksPerSecond();
+}
+
+/**
+ * CPU seconds the hypervisor gave to other machines while this one wanted them (`steal` in
+ * /proc/stat), all cores together; undefined when unknown. A virtual machine whose neighbours
+ * are busy runs everything slower, in bursts no run of ours controls: rounds with steal
+ * are the ones to doubt.
+ */
+export function machineStealSeconds(): number | undefined {
+  const times = cpuTimes();
+  return times === undefined ? undefined : times.steal / ticksPerSecond();
+}
+
+/** The first line of /proc/stat (all cores), in clock ticks; undefined when unreadable. */
+function cpuTimes():
+  Record<'user' | 'nice' | 'system' | 'irq' | 'softirq' | 'steal', number> | undefined {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
     // cpu user nice system idle iowait irq softirq steal ...
@@ -140,7 +160,7 @@ export function machineBusySeconds(): number | undefined {
       .split(/\s+/)
       .slice(1)
       .map(Number);
-    return (user + nice + system + irq + softirq + steal) / ticksPerSecond();
+    return { user, nice, system, irq, softirq, steal };
   } catch {
     return undefined;
   }
