@@ -1,11 +1,9 @@
 import {
-  Context,
   ROOT_CONTEXT,
   Span,
   SpanKind,
   SpanStatusCode,
   TextMapGetter,
-  TextMapSetter,
   trace,
   TraceFlags,
   Tracer,
@@ -28,40 +26,38 @@ const HTTP_HEADERS: TextMapGetter<Readonly<Record<string, string | string[] | un
   get: (carrier, key) => carrier[key],
 };
 
-/** Writes into a header map (a record's headers to produce). */
-const HEADER_MAP: TextMapSetter<Record<string, string>> = {
-  set: (carrier, key, value) => {
-    carrier[key] = value;
-  },
-};
-
-/** The context a Kafka record's `traceparent` header carries (the root context without one). */
-export function recordParent(record: IncomingRecord): Context {
+/**
+ * The remote parent a Kafka record's `traceparent` header carries, as a span that does not
+ * record (none without a valid one). A span, not a context: below an unsampled parent no span
+ * of its own is made, and a context for it would be made for nothing.
+ */
+export function recordParent(record: IncomingRecord): Span | undefined {
   const propagator = tracePropagator();
-  if (propagator === undefined) return ROOT_CONTEXT;
+  if (propagator === undefined) return undefined;
   // Read by name: a fetched record builds its header map only for the propagator's general
   // parse, which Sluice's own plain traceparent never needs.
   const traceparent = headerText(record, 'traceparent');
-  if (traceparent === undefined) return ROOT_CONTEXT;
+  if (traceparent === undefined) return undefined;
   const plain =
     traceparent.length === TRACEPARENT_LENGTH && headerText(record, 'tracestate') === undefined;
   return (
     (plain && plainParent(traceparent)) ||
-    propagator.extract(ROOT_CONTEXT, record.headers, RECORD_HEADERS)
+    trace.getSpan(propagator.extract(ROOT_CONTEXT, record.headers, RECORD_HEADERS))
   );
 }
 
-/** The context a producer's `traceparent` HTTP header carries (the root context without one). */
+/** The remote parent a producer's `traceparent` HTTP header carries (see {@link recordParent}). */
 export function httpParent(
   headers: Readonly<Record<string, string | string[] | undefined>>,
-): Context {
+): Span | undefined {
   const propagator = tracePropagator();
-  if (propagator === undefined) return ROOT_CONTEXT;
+  if (propagator === undefined) return undefined;
   const traceparent = headers.traceparent;
-  if (traceparent === undefined) return ROOT_CONTEXT;
+  if (traceparent === undefined) return undefined;
   const plain = headers.tracestate === undefined && typeof traceparent === 'string';
   return (
-    (plain && plainParent(traceparent)) || propagator.extract(ROOT_CONTEXT, headers, HTTP_HEADERS)
+    (plain && plainParent(traceparent)) ||
+    trace.getSpan(propagator.extract(ROOT_CONTEXT, headers, HTTP_HEADERS))
   );
 }
 
@@ -76,7 +72,7 @@ const ZERO_SPAN_ID = '0'.repeat(16);
  * without the propagator's general parse; undefined for anything else, which the propagator
  * reads (or rejects) as the W3C rules say.
  */
-function plainParent(value: string): Context | undefined {
+function plainParent(value: string): Span | undefined {
   if (!TRACEPARENT.test(value)) return undefined;
   const parent = {
     traceId: value.slice(3, 35),
@@ -85,18 +81,28 @@ function plainParent(value: string): Context | undefined {
     isRemote: true,
   };
   const valid = parent.traceId !== ZERO_TRACE_ID && parent.spanId !== ZERO_SPAN_ID;
-  return valid ? trace.setSpanContext(ROOT_CONTEXT, parent) : undefined;
+  return valid ? trace.wrapSpanContext(parent) : undefined;
 }
 
-/** The `traceparent` (and `tracestate`) headers that make a receiver's work a child of `span`. */
+/**
+ * The `traceparent` (and `tracestate`) headers that make a receiver's work a child of `span`:
+ * what the W3C propagator's `inject` writes (tracing.spec.ts checks both agree), written
+ * without the context `inject` reads the span from, which every call or retry would make.
+ */
 export function spanTraceHeaders(span: Span): Record<string, string> {
-  const headers: Record<string, string> = {};
-  tracePropagator()?.inject(trace.setSpan(ROOT_CONTEXT, span), headers, HEADER_MAP);
+  if (tracePropagator() === undefined) return {};
+  const context = span.spanContext();
+  if (!isSpanContextValid(context)) return {};
+  const flags = Number(context.traceFlags || TraceFlags.NONE).toString(16);
+  const headers: Record<string, string> = {
+    traceparent: `00-${context.traceId}-${context.spanId}-0${flags}`,
+  };
+  if (context.traceState !== undefined) headers.tracestate = context.traceState.serialize();
   return headers;
 }
 
 /**
- * Runs `work` in a new span below `parent`, handed to it: the work passes it on itself (into
+ * Runs `work` in a new span below `parent` (a remote parent, or none: a new trace), handed to it: the work passes it on itself (into
  * the records it produces, its requests' headers). The span is never made the active one, so
  * the work runs without an async context of its own, which would cost every unit of work.
  * `annotate` runs on the span once `work` is done, when the span records; a span whose work
@@ -110,7 +116,7 @@ export function inGivenSpan<T>(
   tracer: Tracer,
   name: string,
   kind: SpanKind,
-  parent: Context,
+  parent: Span | undefined,
   work: (span: Span) => Promise<T>,
   annotate?: (span: Span, result: T) => void | Promise<void>,
 ): Promise<T> {
@@ -120,11 +126,10 @@ export function inGivenSpan<T>(
 }
 
 /** The span of new work below `parent`: none is made below an unsampled parent it follows. */
-function newSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Context): Span {
-  const remote = trace.getSpan(parent);
-  if (remote === undefined) return startRootSpan(tracer, name, kind);
-  if (unsampled(remote) && followsParent(tracer)) return remote;
-  return tracer.startSpan(name, { kind }, parent);
+function newSpan(tracer: Tracer, name: string, kind: SpanKind, parent: Span | undefined): Span {
+  if (parent === undefined) return startRootSpan(tracer, name, kind);
+  if (unsampled(parent) && followsParent(tracer)) return parent;
+  return tracer.startSpan(name, { kind }, trace.setSpan(ROOT_CONTEXT, parent));
 }
 
 async function inNewSpan<T>(

@@ -1,8 +1,8 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 
-import { ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ROOT_CONTEXT, SpanContext, SpanKind, trace } from '@opentelemetry/api';
+import { TraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { ReadableSpan, SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 
 import { IncomingRecord } from '@app/kafka';
@@ -123,8 +123,8 @@ describe('tracing', () => {
     async (sampler, ratio, sampled, recorded) => {
       await startTracing('test', { ...options, sampler, ratio });
       const tracer = tracerOf('test')!;
-      const parent = recordParent(produced(sampled));
-      const span = tracer.startSpan('work', {}, parent);
+      const parent = recordParent(produced(sampled))!;
+      const span = tracer.startSpan('work', {}, trace.setSpan(ROOT_CONTEXT, parent));
       expect(span.isRecording()).toBe(recorded);
       span.end();
     },
@@ -162,7 +162,7 @@ describe('tracing', () => {
     'inGivenSpan (%s at %d, parent %s) hands its work the span, not made active: recorded %s',
     async (sampler, ratio, flags, recorded) => {
       await startTracing('test', { ...options, sampler, ratio });
-      const parent = flags === 'none' ? ROOT_CONTEXT : recordParent(produced(flags === '01'));
+      const parent = flags === 'none' ? undefined : recordParent(produced(flags === '01'));
       let annotated = false;
       const seen = await inGivenSpan(
         tracerOf('test')!,
@@ -227,11 +227,37 @@ describe('tracing', () => {
     const buffers = Object.fromEntries(
       Object.entries(headers).map(([name, value]) => [name, Buffer.from(value)]),
     );
-    expect(trace.getSpanContext(httpParent(headers))).toEqual(expected);
-    expect(trace.getSpanContext(recordParent(consumed(buffers)))).toEqual(expected);
+    expect(httpParent(headers)?.spanContext()).toEqual(expected);
+    expect(recordParent(consumed(buffers))?.spanContext()).toEqual(expected);
     const record = byName(buffers);
-    expect(trace.getSpanContext(recordParent(record))).toEqual(expected);
+    expect(recordParent(record)?.spanContext()).toEqual(expected);
     expect(record.built > 0).toBe(mapRead);
+  });
+
+  it.each<[string, SpanContext]>([
+    ['sampled', { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 1 }],
+    ['unsampled', { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 0 }],
+    [
+      'with a tracestate',
+      {
+        traceId: TRACE_ID,
+        spanId: PARENT_ID,
+        traceFlags: 1,
+        traceState: new TraceState('a=b,c=d'),
+      },
+    ],
+    ['with a zero trace id', { traceId: '0'.repeat(32), spanId: PARENT_ID, traceFlags: 1 }],
+    ['with a bad span id', { traceId: TRACE_ID, spanId: 'not-hex', traceFlags: 1 }],
+  ])('writes the headers of a span %s as the W3C propagator injects them', async (_case, own) => {
+    await startTracing('test', options);
+    const span = trace.wrapSpanContext(own);
+    const injected: Record<string, string> = {};
+    new W3CTraceContextPropagator().inject(trace.setSpan(ROOT_CONTEXT, span), injected, {
+      set: (carrier: Record<string, string>, key: string, value: string) => {
+        carrier[key] = value;
+      },
+    });
+    expect(spanTraceHeaders(span)).toEqual(injected);
   });
 
   it.each([0.01, 0.1, 0.5, 0.9, 1])(
@@ -267,7 +293,7 @@ describe('tracing', () => {
       tracerOf('test')!,
       'work',
       SpanKind.CONSUMER,
-      ROOT_CONTEXT,
+      undefined,
       () => Promise.resolve('done'),
       (own) => {
         span = own as unknown as ReadableSpan;
@@ -315,16 +341,10 @@ describe('tracing', () => {
   it('rethrows what the work throws', async () => {
     await startTracing('test', options);
     let span: ReadableSpan | undefined;
-    const failing = inGivenSpan(
-      tracerOf('test')!,
-      'work',
-      SpanKind.INTERNAL,
-      ROOT_CONTEXT,
-      (own) => {
-        span = own as unknown as ReadableSpan;
-        return Promise.reject(new TypeError('bad input'));
-      },
-    );
+    const failing = inGivenSpan(tracerOf('test')!, 'work', SpanKind.INTERNAL, undefined, (own) => {
+      span = own as unknown as ReadableSpan;
+      return Promise.reject(new TypeError('bad input'));
+    });
     await expect(failing).rejects.toThrow(TypeError);
     // Ended with an error status naming the class, never the message.
     expect([span?.ended, span?.status]).toEqual([true, { code: 2, message: 'TypeError' }]);
