@@ -29,7 +29,7 @@ import {
 } from './kafka.mts';
 import { type PhaseCosts, phaseRatio, requestCosts } from './phase-costs.mts';
 import { Supervisor } from './processes.mts';
-import { count, median, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
+import { count, fixed, median, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
 import { type LoadPlan, runLoad } from './runs.mts';
 import { readSettings, type Settings } from './settings.mts';
 import { Stand, type Target } from './stand.mts';
@@ -324,7 +324,8 @@ class IngestBench {
     if (run.problem)
       this.warnings.push(`${into.label}, run ${into.samples.length}: ${run.problem}`);
     progress(
-      `  ${into.label}: ${count(run.sample.value)} ${into.unit}, p99 ${run.sample.p99Ms} ms`,
+      `  ${into.label}: ${count(run.sample.value)} ${into.unit}, p99 ${run.sample.p99Ms} ms, ` +
+        `${fixed(run.sample.stealCores ?? NaN, 2)} cores stolen`,
     );
     return run.window;
   }
@@ -403,7 +404,8 @@ class IngestBench {
         `${size.value} + key ${size.key} + headers ${size.headers}); each run counted after its ` +
         `first ${PERF_WARMUP_SECONDS} s window (a fresh JVM warming up)`,
       'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
-        `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy)`,
+        `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy); ` +
+        "stolen = the hypervisor's steal time (CPU the machine wanted and other machines got)",
       '',
       seriesTable([
         m.batch,

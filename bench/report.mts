@@ -12,6 +12,8 @@ export interface Sample {
   readonly clientCores?: number;
   /** CPU the whole machine used (everything, the kernel included), in cores. */
   readonly machineCores?: number;
+  /** CPU the machine wanted and the hypervisor gave other machines (steal), in cores. */
+  readonly stealCores?: number;
   /** Server CPU per event or request, in microseconds. */
   readonly serverCpuUs?: number;
 }
@@ -56,6 +58,7 @@ export function seriesTable(series: readonly Series[]): string {
     'broker',
     'client',
     'machine',
+    'stolen',
     'server CPU µs/unit',
   ];
   const rows = series.map((s) => [
@@ -68,6 +71,7 @@ export function seriesTable(series: readonly Series[]): string {
     fixed(medianOf(s, 'brokerCores'), 2),
     fixed(medianOf(s, 'clientCores'), 2),
     fixed(medianOf(s, 'machineCores'), 2),
+    fixed(medianOf(s, 'stealCores'), 2),
     fixed(medianOf(s, 'serverCpuUs'), 1),
   ]);
   return table([header, ...rows]);

@@ -3,7 +3,12 @@
  * turned into a {@link Sample} with the CPU each process used in the measured window.
  */
 import type { LoadResult, LoadSpec } from './load.mts';
-import { cpuSeconds, machineBusySeconds, type Supervisor } from './processes.mts';
+import {
+  cpuSeconds,
+  machineBusySeconds,
+  machineStealSeconds,
+  type Supervisor,
+} from './processes.mts';
 import type { Sample } from './report.mts';
 import type { Target } from './stand.mts';
 
@@ -41,6 +46,7 @@ interface Mark {
   readonly server?: number;
   readonly broker?: number;
   readonly machine?: number;
+  readonly steal?: number;
 }
 
 interface Window {
@@ -83,6 +89,7 @@ export async function runLoad(
     server: cpuSeconds(target.pid),
     broker: cpuSeconds(brokerPid),
     machine: machineBusySeconds(),
+    steal: machineStealSeconds(),
   });
   load.onLine((line) => {
     if (!line.startsWith('{')) return;
@@ -118,6 +125,7 @@ function outcome(
     brokerCores: cores(start.broker, end.broker),
     clientCores: result.clientCpuSeconds / result.windowSeconds,
     machineCores: cores(start.machine, end.machine),
+    stealCores: cores(start.steal, end.steal),
     serverCpuUs:
       serverCores === undefined || events === 0
         ? undefined
