@@ -404,8 +404,9 @@ class IngestBench {
         `${size.value} + key ${size.key} + headers ${size.headers}); each run counted after its ` +
         `first ${PERF_WARMUP_SECONDS} s window (a fresh JVM warming up)`,
       'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
-        `ProducerPerformance JVM; machine = all processes and the kernel (${cpus().length} = all cores busy); ` +
-        "stolen = the hypervisor's steal time (CPU the machine wanted and other machines got)",
+        'ProducerPerformance JVM; machine = all processes and the kernel ' +
+        `(${cpus().length} = all cores busy); stolen = the hypervisor's steal time (CPU the ` +
+        'machine wanted and other machines got)',
       '',
       seriesTable([
         m.batch,

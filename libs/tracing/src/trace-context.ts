@@ -102,9 +102,10 @@ export function spanTraceHeaders(span: Span): Record<string, string> {
 }
 
 /**
- * Runs `work` in a new span below `parent` (a remote parent, or none: a new trace), handed to it: the work passes it on itself (into
- * the records it produces, its requests' headers). The span is never made the active one, so
- * the work runs without an async context of its own, which would cost every unit of work.
+ * Runs `work` in a new span below `parent` (a remote parent; none: a new trace), handed to it:
+ * the work passes it on itself (into the records it produces, its requests' headers). The span
+ * is never made the active one, so the work runs without an async context of its own, which
+ * would cost every unit of work.
  * `annotate` runs on the span once `work` is done, when the span records; a span whose work
  * throws ends with an error status. When `annotate` returns a promise, the span ends once it
  * settled (what `work` started and left running, such as a batched call's outcome), and
