@@ -124,7 +124,18 @@ describe('the operator console in Chromium', () => {
   /** Opens a console page by its hash route and waits for its heading. */
   async function open(hash: string, heading: string | RegExp): Promise<void> {
     await page.goto(`${consoleUrl}${hash}`);
-    await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
+    try {
+      await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
+    } catch (error) {
+      // Say what the page showed instead: a timeout alone does not tell a route from a render.
+      const shown = await page.evaluate(
+        '[location.hash, [...document.querySelectorAll("h1")].map((h) => h.textContent)]',
+      );
+      throw new Error(
+        `opening ${hash}: no heading ${String(heading)}; the page shows ${JSON.stringify(shown)} ` +
+          `(${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+      );
+    }
   }
 
   /** The results of a deliveries or dead-letters search, once loaded. */
