@@ -132,8 +132,8 @@ describe('the operator console in Chromium', () => {
         '[location.hash, [...document.querySelectorAll("h1")].map((h) => h.textContent)]',
       );
       throw new Error(
-        `opening ${hash}: no heading ${String(heading)}; the page shows ${JSON.stringify(shown)} ` +
-          `(${error instanceof Error ? error.message.split('\n')[0] : String(error)})`,
+        `opening ${hash}: no heading ${String(heading)}; the page shows ${JSON.stringify(shown)}`,
+        { cause: error },
       );
     }
   }
