@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import { envReader } from './common.mts';
 import { HEALTHY_DESTINATIONS } from './dispatcher-stand.mts';
 import { type PhaseCosts, phaseRatio } from './phase-costs.mts';
+import { STOLEN_MEANS } from './processes.mts';
 import { count, fixed, median, table } from './report.mts';
 
 /** The goals of docs/performance.md and issue 5. */
@@ -265,8 +266,8 @@ export function dispatcherReport(input: ReportInput): string {
     'rate = requests the sink received between the 10% and the 90% marks of the run, divided ' +
       `by that time (start-up excluded; the sink's counts read every ${input.pollMs} ms)`,
     'cores = CPU seconds per second in that window (process = the dispatcher or the bare loop; ' +
-      `machine = everything, the kernel included; ${cpus().length} = all cores busy; stolen = ` +
-      "the hypervisor's steal time: CPU the machine wanted and other machines got)",
+      `machine = everything, the kernel included; ${cpus().length} = all cores busy; ` +
+      `${STOLEN_MEANS})`,
     '',
     table([
       [

@@ -35,8 +35,7 @@ import {
   cpuSeconds,
   firstJsonLine,
   freePort,
-  machineBusySeconds,
-  machineStealSeconds,
+  machineSeconds,
   type Managed,
   sleep,
   Supervisor,
@@ -354,13 +353,14 @@ class DispatcherBench {
   }
 
   private mark(child: Managed, received: number): Mark {
+    const machine = machineSeconds();
     return {
       at: performance.now(),
       count: received,
       process: cpuSeconds(child.pid),
       sink: cpuSeconds(this.sink?.pid),
-      machine: machineBusySeconds(),
-      steal: machineStealSeconds(),
+      machine: machine?.busy,
+      steal: machine?.steal,
     };
   }
 

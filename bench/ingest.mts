@@ -28,7 +28,7 @@ import {
   type RecordSize,
 } from './kafka.mts';
 import { type PhaseCosts, phaseRatio, requestCosts } from './phase-costs.mts';
-import { Supervisor } from './processes.mts';
+import { STOLEN_MEANS, Supervisor } from './processes.mts';
 import { count, fixed, median, medianOf, ratioTable, type Series, seriesTable } from './report.mts';
 import { type LoadPlan, runLoad } from './runs.mts';
 import { readSettings, type Settings } from './settings.mts';
@@ -405,8 +405,7 @@ class IngestBench {
         `first ${PERF_WARMUP_SECONDS} s window (a fresh JVM warming up)`,
       'cores = CPU seconds per second in the measured window; client = the load tool or the ' +
         'ProducerPerformance JVM; machine = all processes and the kernel ' +
-        `(${cpus().length} = all cores busy); stolen = the hypervisor's steal time (CPU the ` +
-        'machine wanted and other machines got)',
+        `(${cpus().length} = all cores busy); ${STOLEN_MEANS}`,
       '',
       seriesTable([
         m.batch,

@@ -132,22 +132,30 @@ function ticksPerSecond(): number {
  * own work) together; undefined when unknown. Shows what else ran on a shared machine.
  */
 export function machineBusySeconds(): number | undefined {
-  const times = cpuTimes();
-  if (times === undefined) return undefined;
-  const { user, nice, system, irq, softirq, steal } = times;
-  return (user + nice + system + irq + softirq + steal) / ticksPerSecond();
+  return machineSeconds()?.busy;
 }
 
 /**
- * CPU seconds the hypervisor gave to other machines while this one wanted them (`steal` in
- * /proc/stat), all cores together; undefined when unknown. A virtual machine whose neighbours
- * are busy runs everything slower, in bursts no run of ours controls: rounds with steal
- * are the ones to doubt.
+ * From one read of /proc/stat: the seconds of {@link machineBusySeconds}, and `steal`, the CPU
+ * seconds the hypervisor gave to other machines while this one wanted them, all cores
+ * together; undefined when unknown. A virtual machine whose neighbours are busy runs
+ * everything slower, in bursts no run of ours controls: rounds with steal are the ones to
+ * doubt.
  */
-export function machineStealSeconds(): number | undefined {
+export function machineSeconds(): { busy: number; steal: number } | undefined {
   const times = cpuTimes();
-  return times === undefined ? undefined : times.steal / ticksPerSecond();
+  if (times === undefined) return undefined;
+  const { user, nice, system, irq, softirq, steal } = times;
+  const perSecond = ticksPerSecond();
+  return {
+    busy: (user + nice + system + irq + softirq + steal) / perSecond,
+    steal: steal / perSecond,
+  };
 }
+
+/** What the reports' `stolen` column is. */
+export const STOLEN_MEANS =
+  "stolen = the hypervisor's steal time: CPU the machine wanted and other machines got";
 
 /** The first line of /proc/stat (all cores), in clock ticks; undefined when unreadable. */
 function cpuTimes():

@@ -3,12 +3,7 @@
  * turned into a {@link Sample} with the CPU each process used in the measured window.
  */
 import type { LoadResult, LoadSpec } from './load.mts';
-import {
-  cpuSeconds,
-  machineBusySeconds,
-  machineStealSeconds,
-  type Supervisor,
-} from './processes.mts';
+import { cpuSeconds, machineSeconds, type Supervisor } from './processes.mts';
 import type { Sample } from './report.mts';
 import type { Target } from './stand.mts';
 
@@ -83,14 +78,17 @@ export async function runLoad(
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const window: Window = {};
-  const mark = (): Mark => ({
-    at: performance.now(),
-    wallAt: Date.now(),
-    server: cpuSeconds(target.pid),
-    broker: cpuSeconds(brokerPid),
-    machine: machineBusySeconds(),
-    steal: machineStealSeconds(),
-  });
+  const mark = (): Mark => {
+    const machine = machineSeconds();
+    return {
+      at: performance.now(),
+      wallAt: Date.now(),
+      server: cpuSeconds(target.pid),
+      broker: cpuSeconds(brokerPid),
+      machine: machine?.busy,
+      steal: machine?.steal,
+    };
+  };
   load.onLine((line) => {
     if (!line.startsWith('{')) return;
     const message = JSON.parse(line) as { event?: string } & LoadResult;
